@@ -1,0 +1,92 @@
+"""Shared fixtures: a scratch HOME, workspace and run dir, a running fake model server, and
+the environment the bundled ``claude`` CLI needs to talk to it with bounded retries/timeouts."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+# Bounded: no test may wait minutes on the CLI's own retry loop or a stalled stream
+# (sdk-notes §6). Tests that exercise retries override CLAUDE_CODE_MAX_RETRIES themselves.
+CLI_TEST_ENV = {
+    "ANTHROPIC_API_KEY": "sk-test-not-a-real-key-0000",
+    "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+    "CLAUDE_CODE_MAX_RETRIES": "0",
+    "CLAUDE_BYTE_STREAM_IDLE_TIMEOUT_MS": "10000",
+    "API_TIMEOUT_MS": "10000",
+    "IS_SANDBOX": "1",
+    "DISABLE_AUTOUPDATER": "1",
+    "FLOWER_NO_UPDATE": "1",
+}
+
+# Variables from the developer's shell that would leak a real endpoint/credential into a test.
+_SCRUB = (
+    "ANTHROPIC_BASE_URL", "ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_MODEL",
+    "ANTHROPIC_DEFAULT_OPUS_MODEL", "ANTHROPIC_DEFAULT_SONNET_MODEL",
+    "ANTHROPIC_DEFAULT_HAIKU_MODEL", "CLAUDE_CODE_SUBAGENT_MODEL", "CLAUDE_CODE_EFFORT_LEVEL",
+    "CLAUDE_CONFIG_DIR", "FLOWER_ENV", "XDG_CONFIG_HOME", "CLAUDECODE",
+)
+
+
+@pytest.fixture
+def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A scratch HOME with CLAUDE_CONFIG_DIR set explicitly (sdk-notes §0.1: without it the
+    store mirror silently drops every entry)."""
+    h = tmp_path / "home"
+    (h / ".claude").mkdir(parents=True)
+    for key in _SCRUB:
+        monkeypatch.delenv(key, raising=False)
+    monkeypatch.setenv("HOME", str(h))
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(h / ".claude"))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(h / ".config"))
+    return h
+
+
+@pytest.fixture
+def workspace(tmp_path: Path, home: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """An empty project folder; the test's cwd is set to it (``runs/`` resolves beside it)."""
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    monkeypatch.chdir(ws)
+    return ws
+
+
+@pytest.fixture
+def run_dir(tmp_path: Path) -> Path:
+    d = tmp_path / "runs"
+    d.mkdir()
+    return d
+
+
+@pytest.fixture
+def fake() -> Iterator[object]:
+    """A running scripted fake Anthropic API on a free loopback port."""
+    from flower.testing import FakeServer
+
+    with FakeServer() as server:
+        yield server
+
+
+@pytest.fixture
+def cli_env(home: Path, fake, monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
+    """Environment for the bundled CLI, pointed at ``fake``. Also exported into os.environ so
+    code that reads the process environment (Runtime, load_dotenv) sees the same values."""
+    env = dict(CLI_TEST_ENV)
+    env.update({
+        "ANTHROPIC_BASE_URL": fake.url,
+        "HOME": str(home),
+        "CLAUDE_CONFIG_DIR": str(home / ".claude"),
+    })
+    for k, v in env.items():
+        monkeypatch.setenv(k, v)
+    return env
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Everything under tests/e2e/ is an end-to-end test (marked, but run by default)."""
+    for item in items:
+        if f"{os.sep}e2e{os.sep}" in str(item.fspath):
+            item.add_marker(pytest.mark.e2e)
