@@ -1,0 +1,239 @@
+"""Which session each workflow step used, kept on disk so a new process can pick it up.
+
+Everything else a run needs survives a crash (transcripts in ``sessions.db``, frozen
+documents, the workspace); only the step → session mapping lived in memory. This module
+keeps it in ``<run_dir>/lineage.json``::
+
+    {"workspace": "/abs/path", "woke": 3, "steps": {"干活": "<session id>"}}
+
+Continuity is a bonus, never a reason for a run to fail: a missing, unreadable, corrupt or
+foreign file means "start fresh", and a failed write is dropped (``OSError`` only — a bug
+in the caller still raises). A corrupt file is moved aside, never overwritten, so whatever
+was in it can still be recovered by hand.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import sqlite3
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from flower.core.paths import atomic_write, canonical
+
+FILENAME = "lineage.json"
+
+
+def _stamp() -> str:
+    """Local wall-clock stamp used for archive folders and corrupt-file names."""
+    return time.strftime("%Y%m%d-%H%M%S")
+
+
+class _Corrupt(ValueError):
+    """The file exists and was read, but is not a lineage document."""
+
+
+def _parse(raw: bytes) -> tuple[str, int, dict[str, str]]:
+    """Validate the on-disk shape; anything else is corrupt, not silently coerced."""
+    try:
+        data = json.loads(raw.decode("utf-8"))
+    except ValueError as e:  # UnicodeDecodeError and JSONDecodeError are both ValueErrors
+        raise _Corrupt(str(e)) from e
+    if not isinstance(data, dict):
+        raise _Corrupt("not an object")
+    ws = data.get("workspace")
+    woke = data.get("woke", 0)
+    steps = data.get("steps", {})
+    if not isinstance(ws, str) or not ws:
+        raise _Corrupt("workspace missing")
+    if not isinstance(woke, int) or isinstance(woke, bool) or woke < 0:
+        raise _Corrupt("woke is not a count")
+    if not isinstance(steps, dict) or not all(
+        isinstance(k, str) and isinstance(v, str) for k, v in steps.items()
+    ):
+        raise _Corrupt("steps is not a name → session id map")
+    return ws, woke, {k: v for k, v in steps.items() if k and v}
+
+
+def _move_aside(path: Path) -> Path | None:
+    """Rename ``path`` to ``<name>.corrupt-<stamp>[-N]`` without ever replacing a file."""
+    base = f"{path.name}.corrupt-{_stamp()}"
+    for n in range(1, 1000):
+        dest = path.with_name(base if n == 1 else f"{base}-{n}")
+        try:
+            os.link(path, dest)  # fails if dest exists: no clobbering, even when racing
+        except FileExistsError:
+            continue
+        except OSError:
+            if dest.exists():  # filesystem without hard links: check, then rename
+                continue
+            try:
+                os.rename(path, dest)
+            except OSError:
+                return None
+            return dest
+        try:
+            os.unlink(path)
+        except OSError:
+            pass
+        return dest
+    return None
+
+
+def _unique_dir(parent: Path, name: str) -> Path:
+    """Create and return ``parent/name`` (or ``name-2``, ``-3`` …) — mkdir is the lock."""
+    parent.mkdir(parents=True, exist_ok=True)
+    for n in range(1, 10_000):
+        dest = parent / (name if n == 1 else f"{name}-{n}")
+        try:
+            dest.mkdir()
+        except FileExistsError:
+            continue
+        return dest
+    raise FileExistsError(parent / name)
+
+
+@dataclass
+class Lineage:
+    """Step name → session id for one workspace, persisted at ``path`` on every change."""
+
+    path: Path
+    workspace: Path
+    steps: dict[str, str] = field(default_factory=dict)
+    woke: int = 0
+
+    def __post_init__(self) -> None:
+        self.path = Path(self.path)
+        self.workspace = Path(canonical(self.workspace))
+
+    # --- loading ---------------------------------------------------------------------
+
+    @classmethod
+    def open(
+        cls,
+        run_dir: str | Path,
+        workspace: str | Path,
+        *,
+        has_session: Callable[[str], bool] | None = None,
+    ) -> Lineage:
+        """Load ``<run_dir>/lineage.json`` for ``workspace``; any mismatch gives an empty one.
+
+        A corrupt file is renamed to ``lineage.json.corrupt-<stamp>`` first. With
+        ``has_session``, steps whose session is no longer in the store are dropped: the
+        lineage file can outlive ``sessions.db``, and resuming a missing session only
+        fails after the CLI subprocess is up.
+        """
+        return cls._load(run_dir, workspace, has_session=has_session, quarantine=True)
+
+    @classmethod
+    def peek(
+        cls,
+        run_dir: str | Path,
+        workspace: str | Path,
+        *,
+        has_session: Callable[[str], bool] | None = None,
+    ) -> Lineage:
+        """Like :meth:`open` but strictly read-only (a corrupt file stays where it is)."""
+        return cls._load(run_dir, workspace, has_session=has_session, quarantine=False)
+
+    @classmethod
+    def _load(
+        cls,
+        run_dir: str | Path,
+        workspace: str | Path,
+        *,
+        has_session: Callable[[str], bool] | None,
+        quarantine: bool,
+    ) -> Lineage:
+        lin = cls(Path(run_dir) / FILENAME, Path(workspace))
+        try:
+            raw = lin.path.read_bytes()
+        except OSError:  # missing, a directory, no permission: nothing to continue
+            return lin
+        try:
+            ws, woke, steps = _parse(raw)
+        except _Corrupt:
+            if quarantine:
+                _move_aside(lin.path)
+            return lin
+        if canonical(ws) != str(lin.workspace):
+            return lin  # moved or copied folder: the old ids cannot resume here
+        if has_session is not None:
+            steps = {k: v for k, v in steps.items() if _alive(has_session, v)}
+        lin.woke, lin.steps = woke, steps
+        return lin
+
+    # --- writing ---------------------------------------------------------------------
+
+    def to_dict(self) -> dict[str, object]:
+        """The on-disk document (key order and names shared with the reference)."""
+        return {"workspace": str(self.workspace), "woke": self.woke, "steps": dict(self.steps)}
+
+    def flush(self) -> bool:
+        """Write atomically; ``False`` when the disk refused (the run carries on)."""
+        text = json.dumps(self.to_dict(), ensure_ascii=False, indent=2) + "\n"
+        try:
+            atomic_write(self.path, text)
+        except OSError:
+            return False
+        return True
+
+    def remember(self, step: str, session_id: str) -> None:
+        """Record ``step``'s session the moment it is known — a hard kill may come next."""
+        if not step or not session_id or self.steps.get(step) == session_id:
+            return
+        self.steps[step] = session_id
+        self.flush()
+
+    def bump(self) -> int:
+        """Count one more wake (1 on the first run), persist it and return it."""
+        self.woke += 1
+        self.flush()
+        return self.woke
+
+    def archive(self, into: str | Path, *, extra: Iterable[str | Path] | None = None) -> Path:
+        """Move the lineage file and ``extra`` files into ``<into>/<YYYYmmdd-HHMMSS>/``.
+
+        Brief, goal and lineage are three sides of one history, so ``--new`` moves them
+        together; ``sessions.db`` is the archive of transcripts and is never touched.
+        ``steps``/``woke`` are reset; missing files are skipped; a file the disk refuses to
+        move stays put (and a lineage that could not move is overwritten with the reset
+        state, so the next run still starts fresh).
+        """
+        self.steps.clear()
+        self.woke = 0
+        base = Path(into)
+        try:
+            dest = _unique_dir(base, _stamp())
+        except OSError:
+            self.flush()
+            return base / _stamp()
+        moved_lineage = _move(self.path, dest)
+        for p in extra or ():
+            _move(Path(p), dest)
+        if not moved_lineage and self.path.exists():
+            self.flush()
+        return dest
+
+
+def _move(src: Path, dest_dir: Path) -> bool:
+    """Move one file into ``dest_dir``; ``False`` if it was absent or could not move."""
+    if not src.is_file():
+        return False
+    try:
+        shutil.move(os.fspath(src), os.fspath(dest_dir / src.name))
+    except OSError:
+        return False
+    return True
+
+
+def _alive(has_session: Callable[[str], bool], sid: str) -> bool:
+    """A store that cannot be read counts as "session gone": resuming it would fail too."""
+    try:
+        return bool(has_session(sid))
+    except (OSError, sqlite3.Error):
+        return False

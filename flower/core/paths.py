@@ -1,0 +1,80 @@
+"""The SDK's session-store project key, computed without importing the SDK.
+
+``sessions.db`` keys every transcript as ``<project_key>/<session_id>``; the key is what
+``claude_agent_sdk.project_key_for_directory`` derives from the workspace path. Read-only
+probes (``wake_state``) need it at CLI start-up, where importing the SDK would cost
+noticeable time, so this is a small faithful copy — a test pins it to the SDK's function.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import unicodedata
+from pathlib import Path
+
+MAX_KEY_LENGTH = 200
+_NON_ALNUM = re.compile(r"[^a-zA-Z0-9]")
+
+
+def _hash36(text: str) -> str:
+    """32-bit djb2-style hash in base 36 — the suffix the CLI uses for over-long keys."""
+    h = 0
+    for ch in text:
+        h = ((h << 5) - h + ord(ch)) & 0xFFFFFFFF
+    if h >= 0x80000000:
+        h -= 0x100000000
+    h = abs(h)
+    digits = "0123456789abcdefghijklmnopqrstuvwxyz"
+    out = ""
+    while True:
+        h, r = divmod(h, 36)
+        out = digits[r] + out
+        if h == 0:
+            return out
+
+
+def canonical(workspace: str | Path) -> str:
+    """realpath + NFC, as the SDK does (a decomposing filesystem must not change the key)."""
+    try:
+        resolved = os.path.realpath(os.fspath(workspace))
+    except OSError:
+        resolved = os.fspath(workspace)
+    return unicodedata.normalize("NFC", resolved)
+
+
+def project_key(workspace: str | Path) -> str:
+    """The store's project key for ``workspace``: every non-alphanumeric char becomes ``-``;
+    keys over 200 chars are cut and get ``-<hash>`` appended."""
+    path = canonical(workspace)
+    key = _NON_ALNUM.sub("-", path)
+    if len(key) <= MAX_KEY_LENGTH:
+        return key
+    return f"{key[:MAX_KEY_LENGTH]}-{_hash36(path)}"
+
+
+def atomic_write(path: Path, text: str) -> None:
+    """Write ``text`` so readers see either the old file or the new one, never a torn mix.
+
+    A uniquely named temp file in the same directory (two writers never share one) is
+    fsynced and then ``os.replace``d over the target. Raises ``OSError``; callers decide
+    whether a failed write may break the run.
+    """
+    import tempfile
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as f:
+            if hasattr(os, "fchmod"):  # mkstemp makes 0600; a shared runs/ must stay readable
+                os.fchmod(f.fileno(), 0o644)
+            f.write(text)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise

@@ -1,0 +1,287 @@
+"""What the CLI knows about a folder before it starts: is there a run to continue?
+
+``wake_state`` is a strictly read-only probe — it runs before the user has decided
+anything, so it must not bump the wake counter, create ``runs/``, move a corrupt lineage
+aside or leave SQLite side files next to ``sessions.db``. ``wake_banner`` turns its answer
+into the one line that makes "does it remember?" visible.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sqlite3
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote
+
+from flower import texts
+from flower.core.lineage import Lineage
+from flower.core.paths import project_key
+from flower.core.workbench import Workbench
+
+DB_NAME = "sessions.db"
+_SCAN_LIMIT = 5000  # entries walked back from the end looking for the last real API call
+
+
+# --- sessions.db, read-only -----------------------------------------------------------
+
+
+def _connect_ro(db: Path) -> sqlite3.Connection | None:
+    """Open ``db`` without creating anything — not the file, not ``-wal``/``-shm``.
+
+    A read-only connection to a WAL database creates the side files when they are absent
+    and leaves them behind, so a cleanly closed WAL database is opened ``immutable``
+    (everything is in the main file then). With a live ``-wal`` the side files exist
+    already and ``mode=ro`` reads the newest data.
+    """
+    try:
+        with open(db, "rb") as f:
+            header = f.read(100)
+    except OSError:
+        return None
+    if len(header) < 100 or not header.startswith(b"SQLite format 3\0"):
+        return None
+    wal = header[18] == 2 or header[19] == 2
+    live = Path(f"{db}-wal").exists() and Path(f"{db}-shm").exists()
+    mode = "mode=ro" if (live or not wal) else "immutable=1"
+    try:
+        return sqlite3.connect(f"file:{quote(str(db.resolve()))}?{mode}", uri=True)
+    except sqlite3.Error:
+        return None
+
+
+def _usage_size(entry: Any) -> int | None:
+    """Context size of one assistant transcript entry, ``None`` if it is not a real call."""
+    if not isinstance(entry, dict) or entry.get("type") != "assistant":
+        return None
+    if entry.get("isApiErrorMessage"):
+        return None  # synthetic outage message: zero usage, not the context
+    message = entry.get("message")
+    usage = message.get("usage") if isinstance(message, dict) else None
+    if not isinstance(usage, dict):
+        return None
+    keys = ("input_tokens", "cache_read_input_tokens", "cache_creation_input_tokens")
+    size = sum(v for k in keys if isinstance(v := usage.get(k), int))
+    return size or None
+
+
+def _last_context(con: sqlite3.Connection, key: str) -> int | None:
+    rows = con.execute(
+        "SELECT payload FROM entries WHERE store_key = ? ORDER BY seq DESC LIMIT ?",
+        (key, _SCAN_LIMIT),
+    )
+    for (payload,) in rows:
+        try:
+            size = _usage_size(json.loads(payload))
+        except (TypeError, ValueError):
+            continue
+        if size:
+            return size
+    return None
+
+
+def _session_info(
+    db: Path, ws: Path, steps: dict[str, str], work_step: str
+) -> tuple[dict[str, str], str | None, int | None]:
+    """``(live steps, step measured, its last context)`` from the store.
+
+    Measured: the work step if recorded, else the step whose session was written last.
+    A store that cannot be read hides nothing: every step counts as live, no context.
+    """
+    if not steps or not db.is_file():
+        return {}, None, None
+    con = _connect_ro(db)
+    if con is None:
+        return dict(steps), None, None
+    pk = project_key(ws)
+    try:
+        live: dict[str, str] = {}
+        mtimes: dict[str, int] = {}
+        for step, sid in steps.items():
+            key = f"{pk}/{sid}"
+            if con.execute("SELECT 1 FROM entries WHERE store_key = ? LIMIT 1",
+                           (key,)).fetchone():
+                live[step] = sid
+                row = con.execute("SELECT mtime FROM meta WHERE store_key = ?", (key,)).fetchone()
+                mtimes[step] = row[0] if row and isinstance(row[0], int) else 0
+        if not live:
+            return {}, None, None
+        step = work_step if work_step in live else max(live, key=lambda s: mtimes[s])
+        return live, step, _last_context(con, f"{pk}/{live[step]}")
+    except sqlite3.Error:
+        return dict(steps), None, None
+    finally:
+        con.close()
+
+
+# --- frozen documents -----------------------------------------------------------------
+
+
+def _read(path: Path) -> str | None:
+    try:
+        return path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None
+
+
+_DECOR = re.compile(r"^(?:#{1,6}\s*|\*\*|\d+[.、)]\s*)+")
+
+
+def _sections(text: str, names: tuple[str, ...]) -> dict[str, list[str]]:
+    """Lines under each known heading (``## 目标``, ``**目标**``, ``目标:``, ``3. 边界``; the
+    body may start on the heading line). Another markdown heading ends a section; a
+    repeated section only counts if the first one was empty."""
+    ordered = sorted(names, key=len, reverse=True)  # 判定清单 before 判定
+    out: dict[str, list[str]] = {}
+    current: list[str] | None = None
+    for line in text.splitlines():
+        s = line.strip()
+        bare = _DECOR.sub("", s)
+        name = next((n for n in ordered if bare.startswith(n)), None)
+        inline = name and re.match(r"^\s*(?:\*\*)?\s*(?:[:：]\s*(.*)|)$", bare[len(name):])
+        if inline:
+            current = [] if out.get(name) else out.setdefault(name, [])
+            if inline.group(1):
+                current.append(inline.group(1).strip())
+        elif s.startswith("#"):
+            current = None
+        elif current is not None and s:
+            current.append(s)
+    return out
+
+
+def brief_complete(path: Path) -> bool:
+    """Is the frozen brief there with all four sections filled in?
+
+    Uses ``flower.core.brief.Brief`` when it exists (one parser for the whole project);
+    until then a small reader of the documented layout.
+    """
+    try:
+        from flower.core.brief import Brief  # type: ignore[import-not-found]
+    except ModuleNotFoundError as e:
+        if e.name != "flower.core.brief":
+            raise
+    else:
+        loaded = Brief.load(path)
+        return bool(loaded is not None and loaded.complete())
+    text = _read(path)
+    if text is None:
+        return False
+    secs = _sections(text, texts.BRIEF_SECTIONS)
+    return all(
+        any(ln != texts.BRIEF_UNFILLED for ln in secs.get(name, []))
+        for name in texts.BRIEF_SECTIONS
+    )
+
+
+_BULLET = re.compile(r"^(?:[-*+]|\d+[.、)])\s*(?:\[[ xX]\]\s*)?")
+
+
+def count_checks(path: Path) -> int:
+    """Number of items in the goal's checklist (0 when there is no goal file)."""
+    try:
+        from flower.core.goal import Goal  # type: ignore[import-not-found]
+    except ModuleNotFoundError as e:
+        if e.name != "flower.core.goal":
+            raise
+    else:
+        loaded = Goal.load(path)
+        return len(loaded.checks) if loaded is not None else 0
+    text = _read(path)
+    if text is None:
+        return 0
+    secs = _sections(text, texts.GOAL_CHECK_HEADINGS)
+    for name in texts.GOAL_CHECK_HEADINGS:
+        if name in secs:
+            items = [_BULLET.sub("", ln).strip() for ln in secs[name]]
+            return sum(1 for it in items if it and it != texts.GOAL_EMPTY)
+    # no checklist heading: count checkbox items anywhere
+    return sum(1 for ln in text.splitlines() if re.match(r"^\s*[-*+]\s*\[[ xX]\]", ln))
+
+
+# --- public ---------------------------------------------------------------------------
+
+
+def wake_state(
+    workspace: str | Path = ".",
+    *,
+    run_dir: str | Path = "runs",
+    isolate: bool = False,
+    brief_name: str = "需求.md",
+    goal_name: str = "目标.md",
+    work_step: str = texts.WORK_STEP,
+) -> dict[str, Any]:
+    """Read-only look at a folder: is there something to continue, and how big is it?
+
+    Keys (reference-compatible first, then what the banner needs):
+
+    - ``waking``: continuing, not starting — the brief is frozen and complete, or a step
+      of this workspace has a session that is still in ``sessions.db`` (so a run killed
+      mid-clarification wakes too);
+    - ``brief`` / ``goal``: paths of the frozen documents (``isolate`` must match
+      ``starter_flow``'s, it decides the workbench location);
+    - ``checks``: goal checklist length (0 without a goal); ``woke``: wakes so far;
+      ``steps``: copy of the lineage mapping;
+    - ``brief_ok``: the brief is complete; ``live_steps``: steps whose session is still
+      stored; ``context``: tokens in the last API call of the work step's session (else
+      of the most recently written step), ``None`` if unknown; ``context_step``: which
+      step that was; ``workspace``; ``workbench`` (root path).
+    """
+    ws = Path(workspace).resolve()
+    wb = Workbench.for_workspace(ws, isolate=isolate)
+    brief, goal = wb.notes / brief_name, wb.notes / goal_name
+    lin = Lineage.peek(run_dir, ws)
+    live, ctx_step, context = _session_info(Path(run_dir) / DB_NAME, ws, lin.steps, work_step)
+    brief_ok = brief_complete(brief)
+    return {
+        "waking": brief_ok or bool(live),
+        "brief": brief,
+        "goal": goal,
+        "checks": count_checks(goal),
+        "woke": lin.woke,
+        "steps": dict(lin.steps),
+        "brief_ok": brief_ok,
+        "live_steps": live,
+        "context": context,
+        "context_step": ctx_step,
+        "workspace": ws,
+        "workbench": wb.root,
+    }
+
+
+def human_tokens(n: int) -> str:
+    """``80213`` → ``80.2K``; ``1234567`` → ``1.2M``; small numbers as they are."""
+    if n < 1000:
+        return str(n)
+    if n < 1_000_000:
+        return f"{n / 1000:.1f}K"
+    return f"{n / 1_000_000:.1f}M"
+
+
+def _home_relative(p: Path) -> str:
+    try:
+        home = Path.home().resolve()
+    except (OSError, RuntimeError):
+        return str(p)
+    if p == home:
+        return "~"
+    return f"~/{p.relative_to(home).as_posix()}" if p.is_relative_to(home) else str(p)
+
+
+def wake_banner(state: dict[str, Any]) -> str:
+    """The wake line, e.g. ``<- 在 ~/proj 接上上次  需求已确认 · 目标 15 条 · 干活上下文 80.2K
+    · 第 3 次唤醒``. Unknown parts are left out; the ordinal is the number this run's wake
+    takes (``woke + 1``), matching the step header shown later."""
+    parts: list[str] = []
+    if state.get("brief_ok"):
+        parts.append(texts.WAKE_BRIEF_OK)
+    if state.get("checks"):
+        parts.append(texts.WAKE_CHECKS.format(n=state["checks"]))
+    if state.get("context"):
+        parts.append(texts.WAKE_CONTEXT.format(step=state.get("context_step") or texts.WORK_STEP,
+                                               size=human_tokens(state["context"])))
+    if state.get("woke"):
+        parts.append(texts.WAKE_ORDINAL.format(n=state["woke"] + 1))
+    head = texts.WAKE_BANNER.format(where=_home_relative(Path(state["workspace"])))
+    return f"{head}  {texts.WAKE_SEP.join(parts)}" if parts else head
