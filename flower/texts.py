@@ -21,6 +21,42 @@ ONLINE_AGAIN = "{host}:{port} 恢复,继续"
 
 # --- env / credentials ------------------------------------------------------------------
 
+# check_credentials(): what is missing, where flower looked, how to fix it.
+CRED_MISSING = (
+    "没找到 API 凭证:ANTHROPIC_API_KEY 和 ANTHROPIC_AUTH_TOKEN 都没设置(空值也算没设置)。\n"
+    "按优先级找过这些地方:\n"
+    "{places}\n"
+    "任选一种办法补上:\n"
+    "  - 运行 flower setup,按提示填\n"
+    "  - export ANTHROPIC_API_KEY=sk-ant-…(走网关就用 ANTHROPIC_AUTH_TOKEN=…)\n"
+    "  - 在 {user_env} 里写一行 ANTHROPIC_API_KEY=…"
+)
+CRED_EMPTY_KEY = "注意:{key} 是空值,它挡住了后面所有来源——删掉那一整行,不要留空。"
+CRED_PLACE = "  {n}. {what}"
+CRED_PLACE_PROCESS = "进程环境变量(export 的)"
+CRED_PLACE_FLOWER_ENV = "$FLOWER_ENV 指向的文件:{path}"
+CRED_PLACE_FLOWER_ENV_UNSET = "$FLOWER_ENV(没设置)"
+CRED_PLACE_CWD = "当前目录的 .env:{path}"
+CRED_PLACE_USER = "用户配置:{path}(flower setup 写这里)"
+CRED_PLACE_REPO = "源码仓库根目录的 .env:{path}"
+CRED_PLACE_CLAUDE = "Claude Code 的 {path} 与 settings.local.json 里的 env 块(只借 9 个凭证键)"
+CRED_PLACE_EXPLICIT = "只读了指定的文件:{path}"
+
+# describe() / mask(): secrets are never shown whole.
+MASKED = "{head}…(共 {n} 位)"
+MASKED_SHORT = "…(共 {n} 位)"
+DESCRIBE_DEFAULT = "{value}(默认)"
+DESCRIBE_UNSET = "(未设置)"
+
+# probe_credentials() details (the CLI decides how to present the verdict).
+PROBE_NO_CREDS = "没有凭证:ANTHROPIC_API_KEY 和 ANTHROPIC_AUTH_TOKEN 都是空的"
+PROBE_BAD_URL = "网关地址不对:{url}"
+PROBE_HTTP = "HTTP {status}:{body}"
+PROBE_NET = "连不上 {url}:{reason}"
+
+# First line of the file written by write_user_env().
+USER_ENV_HEADER = "# 由 flower setup 写入;里面有密钥,不要提交到仓库。"
+
 # --- lineage / wake / workbench ---------------------------------------------------------
 
 # Workbench INDEX.md: regenerated on every write under the workbench; people read it too.

@@ -1,0 +1,340 @@
+"""Credentials and configuration: environment variables plus ``.env`` files, nothing else.
+
+flower has no config file format. ``load_dotenv()`` fills ``os.environ`` from up to six
+sources, highest priority first, and a key keeps the first value it gets (an empty value
+too), so priority is decided per key: a project ``.env`` may set only the base URL while the
+token comes from the user's file.
+
+1. the process environment (never overwritten unless ``override``);
+2. the file named by ``$FLOWER_ENV``;
+3. ``./.env``;
+4. ``${XDG_CONFIG_HOME:-~/.config}/flower/.env`` (what ``flower setup`` writes);
+5. ``.env`` at the source-repo root (only when running from a checkout);
+6. the ``env`` blocks of ``~/.claude/settings.json`` then ``settings.local.json`` — only the
+   nine ``KNOWN`` keys: we borrow where Claude Code keeps its token, not its permissions,
+   hooks or models, so ``setting_sources=[]`` stays portable.
+
+Secrets are only ever printed through :func:`mask` / :func:`redact`. No SDK import here.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import re
+import tempfile
+import urllib.error
+import urllib.request
+from collections.abc import Iterable, Mapping
+from http.client import HTTPException, InvalidURL
+from pathlib import Path
+from urllib.parse import urlsplit
+
+from flower import texts
+
+REQUIRED_ANY = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN")
+KNOWN = (
+    "ANTHROPIC_API_KEY",
+    "ANTHROPIC_AUTH_TOKEN",
+    "ANTHROPIC_BASE_URL",
+    "ANTHROPIC_MODEL",
+    "ANTHROPIC_DEFAULT_OPUS_MODEL",
+    "ANTHROPIC_DEFAULT_SONNET_MODEL",
+    "ANTHROPIC_DEFAULT_HAIKU_MODEL",
+    "CLAUDE_CODE_SUBAGENT_MODEL",
+    "CLAUDE_CODE_EFFORT_LEVEL",
+)
+DEFAULT_BASE_URL = "https://api.anthropic.com"
+# Used by the probe when no model is configured; an alias the official API serves.
+DEFAULT_PROBE_MODEL = "claude-haiku-4-5"
+ANTHROPIC_VERSION = "2023-06-01"
+_SECRET_RE = re.compile(r"KEY|TOKEN|SECRET|PASSWORD", re.IGNORECASE)
+_REPO_ROOT = Path(__file__).resolve().parents[2]
+
+
+# --- where to look ----------------------------------------------------------------------
+
+def user_env_path() -> Path:
+    """The per-user file ``flower setup`` writes (honours ``XDG_CONFIG_HOME``)."""
+    base = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
+    return Path(base) / "flower" / ".env"
+
+
+def source_env_path() -> Path | None:
+    """``.env`` beside a source checkout, or None for an installed (site-packages) flower."""
+    if (_REPO_ROOT / ".git").exists() or (_REPO_ROOT / "pyproject.toml").exists():
+        return _REPO_ROOT / ".env"
+    return None
+
+
+def claude_settings_paths() -> tuple[Path, Path]:
+    d = Path.home() / ".claude"
+    return d / "settings.json", d / "settings.local.json"
+
+
+def _dotenv_sources() -> list[Path]:
+    paths: list[Path] = []
+    if os.environ.get("FLOWER_ENV"):
+        paths.append(Path(os.environ["FLOWER_ENV"]).expanduser())
+    paths += [Path.cwd() / ".env", user_env_path()]
+    repo = source_env_path()
+    if repo is not None:
+        paths.append(repo)
+    return paths
+
+
+# --- parsing ----------------------------------------------------------------------------
+
+def parse_dotenv(text: str) -> list[tuple[str, str]]:
+    """The exact rules: strip each line; skip blank, ``#`` and ``=``-less lines; split at the
+    first ``=``; strip both sides; strip any leading/trailing quotes from the value.
+
+    Deliberately minimal: ``export K=V`` gives the key ``export K``, ``K=v # note`` keeps the
+    comment, nothing is interpolated. Predictable beats clever for a credentials file.
+    """
+    pairs: list[tuple[str, str]] = []
+    for raw in text.splitlines():
+        line = raw.strip()
+        if not line or line.startswith("#") or "=" not in line:
+            continue
+        key, _, value = line.partition("=")
+        key, value = key.strip(), value.strip().strip("'\"")
+        if key:
+            pairs.append((key, value))
+    return pairs
+
+
+def _read_dotenv(path: Path) -> list[tuple[str, str]]:
+    try:
+        return parse_dotenv(path.read_text(encoding="utf-8", errors="replace"))
+    except OSError:
+        return []
+
+
+def _read_claude_settings(path: Path) -> list[tuple[str, str]]:
+    """Credential keys from one Claude Code settings file; anything broken counts as empty."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return []
+    env = data.get("env") if isinstance(data, dict) else None
+    if not isinstance(env, dict):
+        return []
+    return [(k, env[k]) for k in KNOWN if isinstance(env.get(k), str) and env[k]]
+
+
+def load_dotenv(path: str | Path | None = None, *, override: bool = False) -> dict[str, str]:
+    """Fill ``os.environ`` from the sources above; returns the keys it actually set.
+
+    An explicit ``path`` reads only that file — no fallback to the other sources.
+    """
+    if path is not None:
+        batches: Iterable[list[tuple[str, str]]] = [_read_dotenv(Path(path).expanduser())]
+    else:
+        files = [_read_dotenv(p) for p in _dotenv_sources()]
+        batches = files + [_read_claude_settings(p) for p in claude_settings_paths()]
+    claimed: set[str] = set()
+    loaded: dict[str, str] = {}
+    for batch in batches:
+        for key, value in batch:
+            if key in claimed or (key in os.environ and not override):
+                claimed.add(key)
+                continue
+            claimed.add(key)
+            try:
+                os.environ[key] = value
+            except ValueError:  # NUL or '=' in the key: the OS cannot hold it
+                continue
+            loaded[key] = value
+    return loaded
+
+
+# --- checking and describing --------------------------------------------------------------
+
+def _places() -> list[str]:
+    flower_env = os.environ.get("FLOWER_ENV")
+    places = [
+        texts.CRED_PLACE_PROCESS,
+        texts.CRED_PLACE_FLOWER_ENV.format(path=flower_env) if flower_env
+        else texts.CRED_PLACE_FLOWER_ENV_UNSET,
+        texts.CRED_PLACE_CWD.format(path=Path.cwd() / ".env"),
+        texts.CRED_PLACE_USER.format(path=user_env_path()),
+    ]
+    repo = source_env_path()
+    if repo is not None:
+        places.append(texts.CRED_PLACE_REPO.format(path=repo))
+    places.append(texts.CRED_PLACE_CLAUDE.format(path=claude_settings_paths()[0]))
+    return places
+
+
+def check_credentials() -> str | None:
+    """None when a credential is set (non-empty); else a message a person can act on."""
+    if any(os.environ.get(k) for k in REQUIRED_ANY):
+        return None
+    places = "\n".join(texts.CRED_PLACE.format(n=i, what=w)
+                       for i, w in enumerate(_places(), start=1))
+    msg = texts.CRED_MISSING.format(places=places, user_env=user_env_path())
+    empty = [k for k in REQUIRED_ANY if k in os.environ]
+    notes = [texts.CRED_EMPTY_KEY.format(key=k) for k in empty]
+    return "\n".join([msg, *notes])
+
+
+def is_secret(key: str) -> bool:
+    return bool(_SECRET_RE.search(key))
+
+
+def mask(value: str | None) -> str:
+    """First 4 characters and the length; short values show only the length."""
+    if not value:
+        return ""
+    if len(value) < 12:
+        return texts.MASKED_SHORT.format(n=len(value))
+    return texts.MASKED.format(head=value[:4], n=len(value))
+
+
+def _secret_values(environ: Mapping[str, str]) -> list[str]:
+    vals = {v for k, v in environ.items() if is_secret(k) and v and len(v) >= 6}
+    return sorted(vals, key=len, reverse=True)
+
+
+def redact(text: str, secrets: Iterable[str] | None = None) -> str:
+    """Replace every secret value (default: the secret-looking env vars) with its mask."""
+    if secrets is None:
+        values = _secret_values(os.environ)
+    else:
+        values = sorted({s for s in secrets if s and len(s) >= 4}, key=len, reverse=True)
+    for value in values:
+        if value in text:
+            text = text.replace(value, mask(value))
+    return text
+
+
+def describe() -> dict[str, str]:
+    """The effective ``KNOWN`` settings for ``-v``, secrets masked."""
+    out: dict[str, str] = {}
+    for key in KNOWN:
+        value = os.environ.get(key)
+        if key == "ANTHROPIC_BASE_URL" and not value:
+            out[key] = texts.DESCRIBE_DEFAULT.format(value=DEFAULT_BASE_URL)
+        elif value is None:
+            out[key] = texts.DESCRIBE_UNSET
+        else:
+            out[key] = mask(value) if is_secret(key) else value
+    return out
+
+
+# --- the credential probe -----------------------------------------------------------------
+
+_NOT_FOUND_WORDS = ("not_found", "not found", "does not exist", "unknown model",
+                    "no such model", "invalid model")
+
+
+def probe_model() -> str:
+    """The model the probe asks for; the CLI's ``[1m]``-style suffix is not an API name."""
+    for key in ("ANTHROPIC_MODEL", "ANTHROPIC_DEFAULT_HAIKU_MODEL"):
+        name = re.sub(r"\[[^\]]*\]$", "", os.environ.get(key, "").strip())
+        if name:
+            return name
+    return DEFAULT_PROBE_MODEL
+
+
+def _verdict(status: int, body: str) -> str:
+    if status < 400:
+        return "ok"
+    if status in (401, 403):
+        return "auth"
+    if status == 404:
+        return "config"
+    if status == 400 and any(w in body.lower() for w in _NOT_FOUND_WORDS):
+        return "config"
+    if status >= 500:
+        return "net"
+    return "ok"  # 429 and other undecidable 4xx: the credential itself was accepted
+
+
+def probe_credentials(timeout: float = 20.0) -> tuple[str, str]:
+    """One real ``POST /v1/messages`` (max_tokens=16) → ``(verdict, detail)``.
+
+    verdict is ``auth`` | ``config`` | ``net`` | ``ok``; unclear cases are ``ok`` so a
+    flaky probe never blocks a run. max_tokens is 16, not 1: a forced-thinking model cannot
+    fit its thinking into 1 token and the server stalls for ~30 s. Blocking (stdlib only);
+    async callers run it in a thread. ``detail`` never contains the unmasked secret.
+    """
+    api_key = os.environ.get("ANTHROPIC_API_KEY", "")
+    token = os.environ.get("ANTHROPIC_AUTH_TOKEN", "")
+    if not (api_key or token):
+        return "auth", texts.PROBE_NO_CREDS
+    secrets = [api_key, token]
+    base = (os.environ.get("ANTHROPIC_BASE_URL") or DEFAULT_BASE_URL).strip().rstrip("/")
+    url = base + "/v1/messages"
+    try:
+        parts = urlsplit(url)
+        _ = parts.port  # raises ValueError for a non-numeric or out-of-range port
+        ok_url = parts.scheme in ("http", "https") and bool(parts.hostname)
+    except ValueError:
+        ok_url = False
+    if not ok_url:
+        return "config", redact(texts.PROBE_BAD_URL.format(url=base), secrets)
+    headers = {"content-type": "application/json", "anthropic-version": ANTHROPIC_VERSION,
+               "user-agent": "flower-probe"}
+    if api_key:
+        headers["x-api-key"] = api_key
+    else:
+        headers["authorization"] = f"Bearer {token}"
+    body = json.dumps({"model": probe_model(), "max_tokens": 16,
+                       "messages": [{"role": "user", "content": "hi"}]}).encode()
+    request = urllib.request.Request(url, data=body, headers=headers, method="POST")
+    try:
+        with urllib.request.urlopen(request, timeout=timeout) as resp:
+            status = resp.status
+            text = resp.read(2000).decode("utf-8", "replace")
+    except urllib.error.HTTPError as err:
+        status = err.code
+        try:
+            text = err.read(2000).decode("utf-8", "replace")
+        except (OSError, HTTPException):
+            text = ""
+    except InvalidURL as err:
+        return "config", redact(texts.PROBE_BAD_URL.format(url=f"{base} ({err})"), secrets)
+    except (urllib.error.URLError, OSError, HTTPException) as err:
+        reason = getattr(err, "reason", None) or err
+        detail = texts.PROBE_NET.format(url=url, reason=f"{type(reason).__name__}: {reason}")
+        return "net", redact(detail, secrets)
+    except ValueError as err:  # e.g. a URL urllib cannot even parse
+        return "config", redact(texts.PROBE_BAD_URL.format(url=f"{base} ({err})"), secrets)
+    verdict = _verdict(status, text)
+    snippet = " ".join(text.split())[:160]
+    return verdict, redact(texts.PROBE_HTTP.format(status=status, body=snippet), secrets)
+
+
+# --- writing the user file ----------------------------------------------------------------
+
+def write_user_env(values: Mapping[str, str]) -> Path:
+    """Replace ``user_env_path()`` atomically with mode 0600; empty values are skipped.
+
+    A crash mid-write leaves the old file intact (temp file + ``os.replace``), and the file
+    is never readable by others, not even for a moment (created 0600, not chmod-ed later).
+    """
+    lines = [texts.USER_ENV_HEADER]
+    for key, value in values.items():
+        if not value:
+            continue
+        if not key or any(c in key for c in "=\n\r#") or any(c in value for c in "\n\r\0"):
+            raise ValueError(f"cannot write {key!r} to a .env file")
+        lines.append(f"{key}={value}")
+    path = user_env_path()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=".env.", suffix=".tmp", dir=path.parent)
+    try:
+        os.fchmod(fd, 0o600)
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write("\n".join(lines) + "\n")
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+    return path
