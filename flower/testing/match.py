@@ -37,6 +37,22 @@ def session(sid: str) -> Predicate:
     return lambda req: req.session_id == sid
 
 
+def subagent(agent_id: str | None = None) -> Predicate:
+    """A subagent's request (the CLI marks those, and only those, with the
+    ``x-claude-code-agent-id`` header; the system prompt also says ``cc_is_subagent=true``)."""
+    return lambda req: req.agent_id is not None and agent_id in (None, req.agent_id)
+
+
+def main_agent() -> Predicate:
+    """A request of the top-level agent, not of a subagent."""
+    return lambda req: req.agent_id is None
+
+
+def header(name: str, value: str | None = None) -> Predicate:
+    """Header ``name`` is present (and equals ``value`` if given)."""
+    return lambda req: name in req.headers and value in (None, req.headers[name])
+
+
 def has_tool(name: str) -> Predicate:
     """``name`` is among the tools offered to the model."""
     return lambda req: name in req.tool_names
@@ -65,6 +81,8 @@ def from_json(obj: dict) -> Predicate:
     for key, value in obj.items():
         if key in simple:
             preds.append(simple[key](value))
+        elif key == "subagent":
+            preds.append(subagent(None if value is True else value) if value else main_agent())
         elif key == "any_of":
             preds.append(any_of(*[from_json(o) for o in value]))
         elif key == "all_of":

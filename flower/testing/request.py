@@ -74,6 +74,12 @@ class Request:
             return None
 
     @property
+    def agent_id(self) -> str | None:
+        """``x-claude-code-agent-id``: set only on a subagent's requests (the parent's are
+        unmarked), so it is the reliable way to tell them apart."""
+        return self.headers.get("x-claude-code-agent-id") or None
+
+    @property
     def stream(self) -> bool:
         return isinstance(self.body, dict) and bool(self.body.get("stream"))
 

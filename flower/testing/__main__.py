@@ -1,0 +1,71 @@
+"""``python -m flower.testing --script FILE.json [--port N] [--log FILE]``: serve a scripted
+fake Anthropic API until SIGINT/SIGTERM. Prints the base URL (one line on stdout) first, so a
+wrapper can read it and export ``ANTHROPIC_BASE_URL``. Script format: docs/testing.md."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import signal
+import sys
+import threading
+from pathlib import Path
+from typing import Any
+
+from flower.testing import match
+from flower.testing.request import Request
+from flower.testing.script import step_from_json
+from flower.testing.server import FakeServer
+
+
+def load_script(fake: FakeServer, script: dict[str, Any]) -> None:
+    """Apply a JSON script (``steps``, ``routes``, ``fallback``) to a server."""
+    for route in script.get("routes", []):
+        pred = match.from_json(route.get("match", {}))
+        fake.route(pred, *[step_from_json(s) for s in route.get("steps", [])],
+                   name=route.get("name"))
+    fake.script(*[step_from_json(s) for s in script.get("steps", [])])
+    if script.get("fallback") is not None:
+        fake.fallback(step_from_json(script["fallback"]))
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m flower.testing",
+                                 description="Scripted fake Anthropic Messages API.")
+    ap.add_argument("--script", type=Path, help="JSON script (see docs/testing.md)")
+    ap.add_argument("--port", type=int, default=0, help="port (default: a free one)")
+    ap.add_argument("--host", default="127.0.0.1")
+    ap.add_argument("--log", type=Path, help="append one JSON line per request to this file")
+    args = ap.parse_args(argv)
+
+    log = args.log.open("a", encoding="utf-8") if args.log else None
+    log_lock = threading.Lock()
+
+    def on_request(req: Request) -> None:
+        if log is not None:
+            with log_lock:
+                log.write(json.dumps(req.to_json(), ensure_ascii=False) + "\n")
+                log.flush()
+
+    fake = FakeServer(port=args.port, host=args.host, on_request=on_request)
+    if args.script:
+        load_script(fake, json.loads(args.script.read_text(encoding="utf-8")))
+    done = threading.Event()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, lambda *_: done.set())
+    fake.start()
+    print(fake.url, flush=True)
+    print(f"fake Anthropic API on {fake.url} — export ANTHROPIC_BASE_URL={fake.url}; "
+          f"Ctrl-C to stop", file=sys.stderr, flush=True)
+    while not done.wait(0.5):
+        pass
+    fake.stop()
+    if log is not None:
+        log.close()
+    print(f"served {len(fake.message_requests())} model turns, "
+          f"{fake.remaining()} steps left, {fake.exhausted} exhausted", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
