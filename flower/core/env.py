@@ -24,10 +24,7 @@ import json
 import os
 import re
 import tempfile
-import urllib.error
-import urllib.request
 from collections.abc import Iterable, Mapping
-from http.client import HTTPException, InvalidURL
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -261,6 +258,10 @@ def probe_credentials(timeout: float = 20.0) -> tuple[str, str]:
     fit its thinking into 1 token and the server stalls for ~30 s. Blocking (stdlib only);
     async callers run it in a thread. ``detail`` never contains the unmasked secret.
     """
+    import urllib.error  # lazy: only `flower setup`/start-up probes need HTTP
+    import urllib.request
+    from http.client import HTTPException, InvalidURL
+
     api_key = os.environ.get("ANTHROPIC_API_KEY", "")
     token = os.environ.get("ANTHROPIC_AUTH_TOKEN", "")
     if not (api_key or token):

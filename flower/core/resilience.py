@@ -44,7 +44,6 @@ The import stays free of ``claude_agent_sdk`` so CLI start-up remains fast.
 
 from __future__ import annotations
 
-import inspect
 import math
 import os
 import random
@@ -54,8 +53,6 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
-
-import anyio
 
 from flower import texts
 
@@ -138,6 +135,8 @@ def endpoint(base_url: str | None = None) -> tuple[str, int]:
 
 async def reachable(host: str, port: int, timeout: float = 5.0) -> bool:
     """DNS lookup + TCP handshake, then close. No HTTP, no credentials, no cost."""
+    import anyio  # lazy, like everything async here: `flower --help` never needs it
+
     try:
         with anyio.fail_after(timeout):
             stream = await anyio.connect_tcp(host, port)
@@ -198,6 +197,8 @@ class Resilience:
         Exactly one notice when it is first found unreachable and one on recovery — an hour
         of probing every 15 s must not flood the screen.
         """
+        import anyio
+
         host, port = endpoint()
         if await reachable(host, port, self.probe_timeout):
             return True
@@ -217,5 +218,5 @@ async def _say(notify: Callable[[str], Any] | None, line: str) -> None:
     if notify is None:
         return
     out = notify(line)
-    if inspect.isawaitable(out):
+    if hasattr(out, "__await__"):  # an async notify callback
         await out
