@@ -1,0 +1,189 @@
+"""What an agent is (``AgentSpec``) and how it becomes SDK options (``build_options``).
+
+An ``AgentSpec`` is plain data a workflow author writes; ``build_options`` is the single
+place that knows how the SDK and the bundled CLI must be configured so that flower's
+promises hold: instructions are *appended* to the Claude Code preset (specialisation never
+costs general ability), runs are portable (no user or project settings leak in), the shipped
+plugin is loaded, and the transcript mirror always lands in the store.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # the SDK is imported lazily: `flower --help` must not pay for it
+    from claude_agent_sdk import ClaudeAgentOptions, SessionStore
+
+#: Domain skills and agents shipped *inside* the installed package (the reference kept them
+#: at the repo root, so a pip-installed copy silently ran without them).
+PLUGIN_DIR = Path(__file__).resolve().parent.parent / "plugins"
+
+_COMPACT_MODES = ("auto", "no_summary", "off")
+
+
+@dataclass
+class CompactPolicy:
+    """How the CLI's built-in auto-compact may behave, expressed as subprocess env.
+
+    ``no_summary`` is what handoff needs: flower writes its own handoff document, so the
+    CLI must not silently summarise the conversation behind its back.
+    """
+
+    mode: str = "auto"
+    window: int | None = None
+
+    def env(self) -> dict[str, str]:
+        """The variables to hand the CLI; raises ``ValueError`` for an unknown mode."""
+        if self.mode not in _COMPACT_MODES:
+            raise ValueError(
+                f"CompactPolicy.mode must be one of {', '.join(_COMPACT_MODES)}, got {self.mode!r}"
+            )
+        out: dict[str, str] = {}
+        if self.mode == "no_summary":
+            out["DISABLE_AUTO_COMPACT"] = "1"
+        elif self.mode == "off":
+            out["DISABLE_COMPACT"] = "1"
+        if self.window is not None:
+            out["CLAUDE_CODE_AUTO_COMPACT_WINDOW"] = str(self.window)
+        return out
+
+
+_ONE_M = re.compile(r"(?:^|[^a-z0-9])1m(?:[^a-z0-9]|$)")
+
+
+def default_window() -> int:
+    """Context window assumed for handoff thresholds, guessed from the configured model.
+
+    Over-estimates are safe: an overflow error triggers an immediate (degraded) handoff.
+    """
+    model = (os.environ.get("ANTHROPIC_MODEL") or os.environ.get("ANTHROPIC_DEFAULT_OPUS_MODEL")
+             or "").lower()
+    if _ONE_M.search(model):
+        return 1_000_000
+    if "haiku" in model:
+        return 200_000
+    return 1_000_000
+
+
+@dataclass
+class HandoffPolicy:
+    """When a session is retired for a fresh one that continues from a handoff document."""
+
+    enabled: bool = True
+    window: int = field(default_factory=default_window)
+    headroom: int = 50_000
+    max_generations: int = 8
+
+    @property
+    def at(self) -> int:
+        """Context size at which the step hands off (never below 10k)."""
+        return max(10_000, self.window - self.headroom)
+
+    @property
+    def warn_at(self) -> int:
+        """Context size of the one early warning per generation."""
+        return max(1_000, self.at - 20_000)
+
+
+@dataclass
+class AgentSpec:
+    """One agent role: instructions, tools, limits. Plain data; compiled by ``build_options``."""
+
+    name: str
+    instructions: str
+    allowed_tools: list[str] = field(default_factory=lambda: ["Read", "Glob", "Grep"])
+    disallowed_tools: list[str] = field(default_factory=list)
+    model: str | None = None
+    effort: str | None = None
+    max_turns: int | None = None
+    max_budget_usd: float | None = None
+    permission_mode: str = "default"
+    agents: dict[str, Any] | None = None
+    mcp_servers: dict[str, Any] = field(default_factory=dict)
+    hooks: dict[str, Any] | None = None
+    compact: CompactPolicy | None = None
+    env: dict[str, str] = field(default_factory=dict)
+    glance: bool = False
+    workbench: bool = True
+    delegate_only: bool = False
+
+
+def config_dir_for(env: dict[str, str]) -> str:
+    """The CLAUDE_CONFIG_DIR the CLI will use, made explicit.
+
+    The SDK resolves transcript-mirror frames against ``options.env["CLAUDE_CONFIG_DIR"]``,
+    else the parent's variable, else ``~/.claude``. If a spec overrides only ``HOME`` the CLI
+    writes under the new home while the SDK looks under the old one and silently drops every
+    frame (sdk-notes §0.1) — so flower always pins the variable.
+    """
+    if env.get("CLAUDE_CONFIG_DIR"):
+        return env["CLAUDE_CONFIG_DIR"]
+    if env.get("HOME"):  # a spec that moves HOME means "a different user's config"
+        return str(Path(env["HOME"]) / ".claude")
+    if os.environ.get("CLAUDE_CONFIG_DIR"):
+        return os.environ["CLAUDE_CONFIG_DIR"]
+    return str(Path.home() / ".claude")
+
+
+def build_options(
+    spec: AgentSpec,
+    *,
+    cwd: str | Path | None = None,
+    session_store: SessionStore | None = None,
+    resume: str | None = None,
+    fork: bool = False,
+    resume_at: str | None = None,
+    use_plugin: bool = True,
+    portable: bool = True,
+    add_dirs: list[str] | None = None,
+    flush: str = "eager",
+    prelude: str = "",
+    extra_env: dict[str, str] | None = None,
+) -> ClaudeAgentOptions:
+    """Compile ``spec`` into ``ClaudeAgentOptions``.
+
+    ``fork`` and ``resume_at`` only mean something together with ``resume``. ``extra_env``
+    is layered *under* the spec's own env (flower's defaults never override the author).
+    """
+    from claude_agent_sdk import ClaudeAgentOptions
+
+    append = spec.instructions if not prelude else f"{spec.instructions}\n\n{prelude}"
+    env: dict[str, str] = dict(extra_env or {})
+    env.update(spec.env)
+    if spec.compact is not None:
+        env.update(spec.compact.env())
+    env["CLAUDE_CONFIG_DIR"] = config_dir_for(env)
+
+    kw: dict[str, Any] = {
+        "system_prompt": {"type": "preset", "preset": "claude_code", "append": append},
+        "allowed_tools": list(spec.allowed_tools),
+        "disallowed_tools": list(spec.disallowed_tools),
+        "permission_mode": spec.permission_mode,
+        "setting_sources": [] if portable else ["project"],
+        "env": env,
+    }
+    if use_plugin and PLUGIN_DIR.is_dir():
+        kw["plugins"] = [{"type": "local", "path": str(PLUGIN_DIR)}]
+    if cwd:
+        kw["cwd"] = str(cwd)
+    if add_dirs:
+        kw["add_dirs"] = list(add_dirs)
+    if session_store is not None:
+        kw["session_store"] = session_store
+        kw["session_store_flush"] = flush
+    for name in ("model", "effort", "max_turns", "max_budget_usd", "agents", "mcp_servers",
+                 "hooks"):
+        value = getattr(spec, name)
+        if value:
+            kw[name] = value
+    if resume:
+        kw["resume"] = resume
+        if fork:
+            kw["fork_session"] = True
+        if resume_at:
+            kw["resume_session_at"] = resume_at
+    return ClaudeAgentOptions(**kw)

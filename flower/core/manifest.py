@@ -1,0 +1,107 @@
+"""``manifest.json``: the run book — one row per step attempt-group, shared by processes.
+
+Several flower processes may share one run dir. Each owns the rows tagged with its ``run``
+id and never touches anyone else's: every write takes an exclusive file lock, re-reads the
+file, replaces only this process's rows and swaps the file in atomically. A manifest that
+cannot be parsed is never overwritten — it is moved aside once and the run goes on.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import sys
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+from flower.core.paths import atomic_write
+
+try:  # POSIX advisory locks; on other platforms writes fall back to atomic-replace only
+    import fcntl
+except ImportError:  # pragma: no cover - non-POSIX
+    fcntl = None  # type: ignore[assignment]
+
+FILENAME = "manifest.json"
+
+
+def _stderr(msg: str) -> None:
+    print(msg, file=sys.stderr)
+
+
+class Manifest:
+    """Reads and writes ``<run_dir>/manifest.json`` on behalf of one run id."""
+
+    def __init__(self, path: Path, run_id: str,
+                 notice: Callable[[str], None] | None = None,
+                 scrub: Callable[[str], str] | None = None) -> None:
+        self.path = Path(path)
+        self.run_id = run_id
+        self._notice = notice or _stderr
+        self._scrub = scrub or (lambda text: text)
+        self._lock_path = self.path.with_name(self.path.name + ".lock")
+
+    @contextlib.contextmanager
+    def _locked(self, *, blocking: bool = True, timeout: float = 10.0) -> Iterator[bool]:
+        """Hold the cross-process lock; yields False if it could not be taken in time."""
+        if fcntl is None:  # pragma: no cover
+            yield True
+            return
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(self._lock_path, os.O_RDWR | os.O_CREAT, 0o644)
+        got = False
+        try:
+            deadline = time.monotonic() + timeout
+            while True:
+                try:
+                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                    got = True
+                    break
+                except BlockingIOError:
+                    if not blocking or time.monotonic() > deadline:
+                        break
+                    time.sleep(0.01)
+            yield got
+        finally:
+            if got:
+                fcntl.flock(fd, fcntl.LOCK_UN)
+            os.close(fd)
+
+    def read(self) -> list[dict[str, Any]]:
+        """All rows; a corrupt file is moved aside (and reported) and counts as empty."""
+        try:
+            raw = self.path.read_text(encoding="utf-8")
+        except FileNotFoundError:
+            return []
+        try:
+            rows = json.loads(raw)
+            if not isinstance(rows, list) or not all(isinstance(r, dict) for r in rows):
+                raise ValueError("not a JSON array of objects")
+            return rows
+        except ValueError as exc:
+            aside = self.path.with_name(
+                f"{self.path.name}.corrupt-{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}")
+            try:
+                os.replace(self.path, aside)
+                self._notice(f"flower: {self.path} was unreadable ({exc}); kept it as {aside} "
+                             "and started a fresh manifest")
+            except OSError:
+                pass
+            return []
+
+    def write(self, rows: list[dict[str, Any]], *, blocking: bool = True) -> bool:
+        """Replace this run's rows with ``rows``; other runs' rows are kept as they are.
+
+        Returns False when the lock could not be taken (only with ``blocking=False``, used
+        from signal handlers where waiting on our own lock would deadlock).
+        """
+        mine = [dict(r, run=self.run_id) for r in rows]
+        with self._locked(blocking=blocking) as got:
+            if not got:
+                return False
+            others = [r for r in self.read() if r.get("run") != self.run_id]
+            body = json.dumps(others + mine, ensure_ascii=False, indent=2)
+            atomic_write(self.path, self._scrub(body))
+        return True

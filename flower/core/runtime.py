@@ -1,0 +1,494 @@
+"""``Runtime``: run one step — one session — and absorb everything that goes wrong inside it.
+
+A step is a single call, ``await runtime.run(spec, prompt)``. Inside that call flower
+retries transient failures (resuming the same session rather than starting over, with a
+prompt that carries no error details), waits out network outages with a free DNS+TCP
+probe, resumes after a human interrupt with the human's words, and records every step in
+``manifest.json`` — including the one in flight when a SIGTERM/SIGHUP arrives. Failures are
+*returned* in ``StepResult``; ``run`` never raises for an agent failure.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import signal
+import threading
+import time
+import uuid
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field, replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from flower.core.agent import AgentSpec, HandoffPolicy, build_options
+from flower.core.env import check_credentials, load_dotenv, redact
+from flower.core.events import Event, normalize
+from flower.core.manifest import FILENAME as MANIFEST_NAME
+from flower.core.manifest import Manifest
+from flower.core.paths import project_key as _project_key
+from flower.core.resilience import Resilience, classify
+from flower.stores.prune import PrunePolicy, PruningSessionStore
+from flower.stores.trim import EphemeralPolicy, TrimPolicy
+
+if TYPE_CHECKING:
+    from flower.core.workbench import Workbench
+
+log = logging.getLogger("flower.runtime")
+
+EventSink = Callable[[Event], None]
+
+
+@dataclass
+class StepResult:
+    """What one step produced. Rows of ``manifest.json`` are exactly these fields plus
+    ``duration_s`` and ``run``."""
+
+    step: str
+    session_id: str | None = None
+    ok: bool = False
+    cost_usd: float = 0.0
+    num_turns: int = 0
+    text: str = ""
+    error: str | None = None
+    started_at: float = 0.0
+    ended_at: float = 0.0
+    attempts: int = 1
+    errors: list[str] = field(default_factory=list)
+    resumed: bool = False
+    retired: list[str] = field(default_factory=list)
+    context: int = 0
+
+    @property
+    def duration_s(self) -> float:
+        """Wall time of the step; 0.0 while it is still running."""
+        if not self.ended_at:
+            return 0.0
+        return round(self.ended_at - self.started_at, 2)
+
+    def row(self, run_id: str) -> dict[str, Any]:
+        """The manifest row for this result."""
+        return {**asdict(self), "duration_s": self.duration_s, "run": run_id}
+
+
+def _coerce(value: Any, cls: type) -> Any:
+    """Policy coercion: an instance is used as is; a bool ``b`` becomes ``cls(enabled=b)``."""
+    if isinstance(value, cls):
+        return value
+    return cls(enabled=bool(value))
+
+
+def _new_run_id() -> str:
+    return time.strftime("%Y%m%d-%H%M%S") + "-" + uuid.uuid4().hex[:6]
+
+
+class _Interrupt:
+    """A thread-safe interrupt request: the human's words, taken exactly once."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._words: str | None = None
+
+    def request(self, words: str) -> None:
+        with self._lock:
+            self._words = words if self._words is None else f"{self._words}\n{words}".strip()
+
+    @property
+    def pending(self) -> bool:
+        return self._words is not None
+
+    def take(self) -> str | None:
+        with self._lock:
+            words, self._words = self._words, None
+            return words
+
+
+class Runtime:
+    """Owns the workspace, the session store, the policies and the run book of one process."""
+
+    INTERRUPTED = "interrupted-by-human"
+    HANDOFF_DUE = "context-full-handoff"
+    KILLED = "killed-by-signal"
+    INTERRUPT_NOTE = (
+        "(这是人类在运行中插话。刚才正在执行的工具调用如果显示被中断,那是这次插话造成的,"
+        "不是环境故障;按上面的话调整后继续。)"
+    )
+
+    def __init__(
+        self,
+        *,
+        workspace: str | Path,
+        run_dir: str | Path = "runs",
+        portable: bool = True,
+        trim: TrimPolicy | bool = False,
+        ephemeral: EphemeralPolicy | bool = True,
+        keep_denials: int = 1,
+        workbench: Workbench | bool = False,
+        spill_threshold: int | None = 4000,
+        resilience: Resilience | bool = True,
+        handoff: HandoffPolicy | bool = True,
+    ) -> None:
+        self.workspace = Path(workspace).expanduser().resolve()
+        self.workspace.mkdir(parents=True, exist_ok=True)
+        self.run_dir = Path(run_dir).expanduser().resolve()
+        self.run_dir.mkdir(parents=True, exist_ok=True)
+        self.portable = portable
+        load_dotenv()
+        problem = check_credentials()
+        if problem:
+            raise RuntimeError(problem)
+        self.trim_policy: TrimPolicy = _coerce(trim, TrimPolicy)
+        self.ephemeral_policy: EphemeralPolicy = _coerce(ephemeral, EphemeralPolicy)
+        self.store = PruningSessionStore(
+            self.run_dir / "sessions.db",
+            workspace=self.workspace,
+            policy=self.trim_policy,
+            prune=PrunePolicy(keep_denials=keep_denials),
+            ephemeral=self.ephemeral_policy,
+        )
+        self.resilience: Resilience = _coerce(resilience, Resilience)
+        self.handoff: HandoffPolicy = _coerce(handoff, HandoffPolicy)
+        self.workbench: Workbench | None = self._make_workbench(workbench)
+        self.spill_threshold = spill_threshold or None
+        self.results: list[StepResult] = []
+        self.run_id = _new_run_id()
+        self.on_session: Callable[[str], None] | None = None
+        # credentials never reach the run book, even if a model echoed one into its text
+        self._manifest = Manifest(self.run_dir / MANIFEST_NAME, self.run_id, scrub=redact)
+        self._interrupt = _Interrupt()
+        self._current: StepResult | None = None
+
+    def _make_workbench(self, workbench: Workbench | bool) -> Workbench | None:
+        if workbench is False or workbench is None:
+            return None
+        from flower.core.workbench import Workbench
+
+        wb = workbench if isinstance(workbench, Workbench) else Workbench.for_runtime(
+            self.workspace, self.run_dir)
+        wb.ensure()
+        wb.refresh()
+        return wb
+
+    # -- small queries -------------------------------------------------------------------
+
+    @property
+    def manifest_path(self) -> Path:
+        return self.run_dir / MANIFEST_NAME
+
+    @property
+    def project_key(self) -> str:
+        """The SDK's key for this workspace (derived from its path; moving it orphans ids)."""
+        return _project_key(self.workspace)
+
+    def has_session(self, session_id: str) -> bool:
+        """Is ``session_id`` stored for this workspace? (reads one meta row)"""
+        return bool(session_id) and self.store.has_session(self.project_key, session_id)
+
+    def context_of(self, session_id: str) -> int:
+        """Context size of the last round of ``session_id``, from the store."""
+        return self.store.last_context(self.project_key, session_id)
+
+    def total_cost(self) -> float:
+        return round(sum(r.cost_usd for r in self.results), 4)
+
+    def close(self) -> None:
+        self.store.close()
+
+    # -- interrupt and rescue ------------------------------------------------------------
+
+    def interrupt(self, message: str = "") -> None:
+        """Ask the running step to stop at the next message boundary and resume the same
+        session with ``message``. Safe from any thread; never hard-cancels."""
+        self._interrupt.request(message or "")
+
+    def rescue(self) -> None:
+        """Best-effort bookkeeping before the process dies (SIGHUP/SIGTERM handlers).
+
+        Records the in-flight step as ``killed-by-signal``. Never raises, never waits on a
+        lock this very process might be holding.
+        """
+        try:
+            rows = [r.row(self.run_id) for r in self.results]
+            cur = self._current
+            if cur is not None:
+                dead = replace(cur, error=self.KILLED, ok=False, ended_at=time.time(),
+                               errors=list(cur.errors), retired=list(cur.retired))
+                rows.append(dead.row(self.run_id))
+            self._manifest.write(rows, blocking=False)
+        except BaseException:
+            pass
+
+    @contextlib.contextmanager
+    def _signals_rescued(self):  # type: ignore[no-untyped-def]
+        """While a step runs in the main thread, SIGTERM/SIGHUP first write the manifest.
+
+        Only default dispositions are replaced: an application that installed its own
+        handler keeps it (and can call ``rescue()`` itself).
+        """
+        if threading.current_thread() is not threading.main_thread():
+            yield
+            return
+        installed: dict[int, Any] = {}
+
+        def handler(signum: int, frame: Any) -> None:
+            self.rescue()
+            signal.signal(signum, signal.SIG_DFL)
+            os.kill(os.getpid(), signum)
+
+        for name in ("SIGTERM", "SIGHUP"):
+            sig = getattr(signal, name, None)
+            if sig is None:
+                continue
+            try:
+                if signal.getsignal(sig) is signal.SIG_DFL:
+                    installed[sig] = signal.signal(sig, handler)
+            except (ValueError, OSError):
+                pass
+        try:
+            yield
+        finally:
+            for sig, old in installed.items():
+                with contextlib.suppress(ValueError, OSError):
+                    signal.signal(sig, old)
+
+    # -- the step loop -------------------------------------------------------------------
+
+    async def run(
+        self,
+        spec: AgentSpec,
+        prompt: str,
+        *,
+        step_name: str | None = None,
+        resume: str | None = None,
+        fork: bool = False,
+        resume_at: str | None = None,
+        on_event: EventSink | None = None,
+    ) -> StepResult:
+        """Run one step to completion and return its result (never raises for agent failures).
+
+        ``fork`` and ``resume_at`` only take effect together with ``resume``.
+        """
+        import anyio
+
+        name = step_name or spec.name
+        result = StepResult(step=name, started_at=time.time(), attempts=0)
+        self._current = result
+        self._interrupt.take()  # a request left over from an earlier step is stale
+        emit = _safe_sink(on_event, scrub=redact)
+        cur_prompt, cur_resume = prompt, resume
+        cur_fork, cur_at = (fork, resume_at) if resume else (False, None)
+        attempt = 0
+        try:
+            with self._signals_rescued():
+                while True:
+                    attempt += 1
+                    result.attempts = attempt
+                    await self._attempt(spec, cur_prompt, result, resume=cur_resume,
+                                        fork=cur_fork, resume_at=cur_at, emit=emit)
+                    if result.ok:
+                        break
+                    if result.error == self.INTERRUPTED:
+                        if not result.session_id:
+                            break
+                        words = self._interrupt.take() or ""
+                        emit(Event("retry", text=f"{name}: 按人类插话接着做",
+                                   payload={"step": name, "attempt": attempt,
+                                            "source": "interrupt"}))
+                        cur_prompt = (f"{words}\n\n{self.INTERRUPT_NOTE}" if words
+                                      else self.resilience.resume_prompt)
+                        cur_resume, cur_fork, cur_at = result.session_id, False, None
+                        result.resumed = True
+                        attempt -= 1  # an interrupt is not a failed attempt
+                        continue
+                    if self._handoff_due(result):  # seam: the handoff issue fills this branch
+                        break
+                    if not self._should_retry(result, attempt):
+                        break
+                    emit(Event("retry",
+                               text=f"{name}: 第 {attempt} 次尝试失败,稍后重试({result.error})",
+                               payload={"step": name, "attempt": attempt, "source": "failure"}))
+                    net = {"step": name, "attempt": attempt, "source": "network"}
+                    if not await self.resilience.wait_online(
+                            lambda msg, p=net: emit(Event("retry", text=msg, payload=p))):
+                        result.error = f"{result.error}(网络中断过久,放弃重试)"
+                        break
+                    await anyio.sleep(self.resilience.delay_for(attempt))
+                    if result.session_id:  # resume, not restart: earlier work is not lost
+                        cur_prompt = self.resilience.resume_prompt
+                        cur_resume, cur_fork, cur_at = result.session_id, False, None
+                        result.resumed = True
+        finally:
+            result.ended_at = time.time()
+            self.results.append(result)
+            self._current = None
+            self._write_manifest()
+        return result
+
+    def _should_retry(self, result: StepResult, attempt: int) -> bool:
+        r = self.resilience
+        if not r.enabled or attempt >= r.max_attempts:
+            return False
+        return r.should_retry(classify(result.error))
+
+    def _handoff_due(self, result: StepResult) -> bool:
+        """Whether the failure means "context full". Handled by the handoff layer (later)."""
+        return result.error == self.HANDOFF_DUE
+
+    def _write_manifest(self) -> None:
+        try:
+            self._manifest.write([r.row(self.run_id) for r in self.results])
+        except OSError as exc:  # the book must never break the run it records
+            log.warning("flower: could not write %s: %s", self.manifest_path, exc)
+
+    # -- one attempt ---------------------------------------------------------------------
+
+    def _agent_env(self) -> dict[str, str]:
+        """Defaults flower layers under the spec's env (bounded CLI retries/timeouts)."""
+        if not self.resilience.enabled:
+            return {}
+        return dict(self.resilience.cli_env())
+
+    async def _attempt(self, spec: AgentSpec, prompt: str, result: StepResult, *,
+                       resume: str | None, fork: bool, resume_at: str | None,
+                       emit: EventSink) -> None:
+        from claude_agent_sdk import query
+
+        result.ok = False
+        result.error = None
+        add_dirs: list[str] | None = None
+        if self.workbench is not None:
+            from flower.core.workbench import inject_index
+
+            self.workbench.refresh()
+            # The index rides in a new session's first user message, not the system prompt:
+            # it changes whenever a file lands and would void the prompt cache (workbench.py).
+            if spec.workbench and not resume:
+                prompt = inject_index(prompt, self.workbench.prompt_block())
+            if self.workbench.external:
+                add_dirs = [str(self.workbench.root)]
+        options = build_options(
+            spec, cwd=self.workspace, session_store=self.store, resume=resume, fork=fork,
+            resume_at=resume_at, portable=self.portable, add_dirs=add_dirs,
+            extra_env=self._agent_env(),
+        )
+        texts: list[str] = []
+        failure: str | None = None
+        stream = query(prompt=prompt, options=options)
+        try:
+            async for message in stream:
+                self._note_session(message, result)
+                for ev in normalize(message):
+                    failure = self._absorb(ev, result, texts) or failure
+                    emit(ev)
+                if self._interrupt.pending:
+                    failure = self.INTERRUPTED
+                    break
+                fatal = _fatal_retry(message)
+                if fatal:  # the CLI is about to retry something that cannot succeed
+                    failure = fatal
+                    break
+        except Exception as exc:
+            if failure is None:
+                failure = f"{type(exc).__name__}: {exc}".strip()
+        finally:
+            with contextlib.suppress(Exception):
+                await stream.aclose()
+        if texts:
+            result.text = "\n".join(texts).strip()
+        if failure is not None:
+            result.ok = False
+            result.error = failure
+        elif result.error is None and not result.ok:
+            result.error = result.errors[-1] if result.errors else "no result from the agent"
+        if result.error and result.error not in result.errors and \
+                result.error != self.INTERRUPTED:
+            result.errors.append(result.error)
+
+    def _note_session(self, message: Any, result: StepResult) -> None:
+        """Record the session id the moment it is first seen and tell ``on_session``."""
+        sid = getattr(message, "session_id", None)
+        if not sid:
+            data = getattr(message, "data", None)
+            if isinstance(data, dict):
+                sid = data.get("session_id")
+        if sid and sid != result.session_id:
+            result.session_id = sid
+            hook = self.on_session
+            if hook is not None:
+                try:
+                    hook(sid)
+                except Exception as exc:
+                    log.warning("flower: on_session hook failed: %s", exc)
+
+    def _absorb(self, ev: Event, result: StepResult, texts: list[str]) -> str | None:
+        """Fold one event into the result; returns a failure text for an error result."""
+        p = ev.payload
+        if ev.kind == "text" and not p.get("subagent"):
+            if ev.text.strip():
+                texts.append(ev.text)
+        elif ev.kind == "error":
+            result.errors.append(ev.text)
+        elif ev.kind == "result":
+            result.cost_usd = round(result.cost_usd + float(p.get("cost_usd") or 0.0), 6)
+            result.num_turns += int(p.get("num_turns") or 0)
+            if p.get("session_id"):
+                result.session_id = p["session_id"]
+            if p.get("is_error"):
+                raw = ev.raw
+                detail = getattr(raw, "result", None) or "; ".join(
+                    getattr(raw, "errors", None) or []) or ev.text
+                # an API failure reports subtype "success"; the prose alone is the reason
+                if ev.text in ("", "success") or detail == ev.text:
+                    return detail
+                return f"{ev.text}: {detail}"
+            result.ok = True
+        if ev.kind in ("text", "thinking", "tool_call", "tool_result") and \
+                not p.get("subagent") and p.get("context"):
+            result.context = int(p["context"])
+        return None
+
+
+def _fatal_retry(message: Any) -> str | None:
+    """An ``api_retry`` notice for an error no retry can fix (e.g. a bad key)."""
+    if getattr(message, "subtype", None) != "api_retry":
+        return None
+    data = getattr(message, "data", None) or {}
+    from flower.core.resilience import is_fatal_retry
+
+    if is_fatal_retry(data):
+        status = data.get("error_status")
+        return f"API Error: {status or ''} {data.get('error') or 'fatal'} (not retried)".strip()
+    return None
+
+
+def _safe_sink(on_event: EventSink | None, scrub: Callable[[str], str]) -> EventSink:
+    """UI callbacks get credential-free events and can never break a step."""
+    if on_event is None:
+        return lambda ev: None
+
+    def sink(ev: Event) -> None:
+        try:
+            on_event(_scrubbed(ev, scrub))
+        except Exception as exc:
+            log.warning("flower: on_event callback failed: %s", scrub(str(exc)))
+
+    return sink
+
+
+def _scrubbed(ev: Event, scrub: Callable[[str], str]) -> Event:
+    """``ev`` with any secret value masked (a copy only when something had to change)."""
+    flat = ev.text + repr(ev.payload)
+    if scrub(flat) == flat:
+        return ev
+    return replace(ev, text=scrub(ev.text), payload=_scrub_deep(ev.payload, scrub))
+
+
+def _scrub_deep(value: Any, scrub: Callable[[str], str]) -> Any:
+    if isinstance(value, str):
+        return scrub(value)
+    if isinstance(value, dict):
+        return {k: _scrub_deep(v, scrub) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return type(value)(_scrub_deep(v, scrub) for v in value)
+    return value

@@ -1,0 +1,68 @@
+"""manifest.json: rows per run, never lost to a concurrent writer, never overwritten if corrupt."""
+
+from __future__ import annotations
+
+import json
+import multiprocessing
+from pathlib import Path
+
+from flower.core.manifest import Manifest
+
+
+def _writer(path: str, run_id: str, n: int) -> None:
+    m = Manifest(Path(path), run_id)
+    rows: list[dict] = []
+    for i in range(n):
+        rows.append({"step": f"{run_id}-{i}"})
+        m.write(rows)
+
+
+def test_rows_of_other_runs_are_kept(tmp_path: Path) -> None:
+    path = tmp_path / "manifest.json"
+    Manifest(path, "a").write([{"step": "a1"}])
+    Manifest(path, "b").write([{"step": "b1"}, {"step": "b2"}])
+    Manifest(path, "a").write([{"step": "a1"}, {"step": "a2"}])
+    rows = json.loads(path.read_text())
+    assert sorted((r["run"], r["step"]) for r in rows) == [
+        ("a", "a1"), ("a", "a2"), ("b", "b1"), ("b", "b2")]
+
+
+def test_parallel_processes_lose_no_row(tmp_path: Path) -> None:
+    path = tmp_path / "manifest.json"
+    ctx = multiprocessing.get_context("spawn")
+    procs = [ctx.Process(target=_writer, args=(str(path), f"run{i}", 25)) for i in range(4)]
+    for p in procs:
+        p.start()
+    for p in procs:
+        p.join(60)
+        assert p.exitcode == 0
+    rows = json.loads(path.read_text())
+    assert len(rows) == 100
+    assert {r["step"] for r in rows} == {f"run{i}-{j}" for i in range(4) for j in range(25)}
+
+
+def test_corrupt_manifest_moved_aside_once(tmp_path: Path) -> None:
+    path = tmp_path / "manifest.json"
+    path.write_bytes(b"{not json")
+    notices: list[str] = []
+    m = Manifest(path, "r", notice=notices.append)
+    m.write([{"step": "s"}])
+    m.write([{"step": "s"}, {"step": "t"}])
+    (aside,) = tmp_path.glob("manifest.json.corrupt-*")
+    assert aside.read_bytes() == b"{not json"
+    assert len(notices) == 1 and str(aside) in notices[0]
+    assert [r["step"] for r in json.loads(path.read_text())] == ["s", "t"]
+
+
+def test_wrong_shape_counts_as_corrupt(tmp_path: Path) -> None:
+    path = tmp_path / "manifest.json"
+    path.write_text('{"step": "x"}')
+    Manifest(path, "r", notice=lambda s: None).write([{"step": "s"}])
+    assert len(list(tmp_path.glob("manifest.json.corrupt-*"))) == 1
+
+
+def test_scrub_masks_secrets(tmp_path: Path) -> None:
+    path = tmp_path / "manifest.json"
+    Manifest(path, "r", scrub=lambda t: t.replace("sk-secret", "sk-…")).write(
+        [{"step": "s", "text": "key is sk-secret"}])
+    assert "sk-secret" not in path.read_text()

@@ -1,0 +1,203 @@
+"""Runtime.run end to end: the real SDK and CLI against the fake, one step at a time."""
+
+from __future__ import annotations
+
+import json
+import threading
+from pathlib import Path
+
+import anyio
+import pytest
+
+from flower import AgentSpec, Resilience, Runtime
+from flower.testing import FakeServer, cut, fault, match, reply, tool_use
+
+STEP_TIMEOUT = 60
+
+QUICK = Resilience(base_delay=0.05, max_delay=0.2, probe_interval=0.2, probe_timeout=1.0,
+                   max_offline_wait=60.0)
+
+
+def spec(**kw) -> AgentSpec:
+    kw.setdefault("allowed_tools", ["Bash", "Read", "Write"])
+    kw.setdefault("permission_mode", "bypassPermissions")
+    return AgentSpec(name=kw.pop("name", "worker"), instructions="test agent", **kw)
+
+
+def manifest(rt: Runtime) -> list[dict]:
+    return json.loads(rt.manifest_path.read_text(encoding="utf-8"))
+
+
+async def run(rt: Runtime, prompt: str, **kw):
+    with anyio.fail_after(STEP_TIMEOUT):
+        return await rt.run(spec(), prompt, **kw)
+
+
+async def test_successful_step(fake: FakeServer, workspace: Path, run_dir: Path,
+                               cli_env: dict[str, str]) -> None:
+    fake.script(reply("checking", tool_use("Bash", {"command": "echo hi"})), "all done")
+    rt = Runtime(workspace=workspace, run_dir=run_dir, resilience=QUICK)
+    seen: list[str] = []
+    rt.on_session = seen.append
+    try:
+        r = await run(rt, "do the thing", step_name="第一步")
+    finally:
+        rt.close()
+    assert r.ok and r.error is None and r.errors == []
+    assert r.step == "第一步" and r.attempts == 1 and not r.resumed
+    assert r.text == "checking\nall done"
+    assert r.num_turns == 2 and r.cost_usd > 0
+    assert r.session_id and seen == [r.session_id]  # on_session fired once, right away
+    assert r.context > 0 and r.duration_s > 0 and r.ended_at >= r.started_at
+    rows = manifest(rt)
+    assert len(rows) == 1
+    row = rows[0]
+    assert row["run"] == rt.run_id and row["step"] == "第一步" and row["session_id"] == r.session_id
+    assert set(row) >= {"step", "session_id", "ok", "cost_usd", "num_turns", "text", "error",
+                        "started_at", "ended_at", "attempts", "errors", "resumed", "retired",
+                        "context", "duration_s", "run"}
+    rt2 = Runtime(workspace=workspace, run_dir=run_dir)
+    try:
+        assert rt2.has_session(r.session_id) and not rt2.has_session("nope")
+        assert rt2.context_of(r.session_id) > 0
+    finally:
+        rt2.close()
+
+
+async def test_outage_mid_step_resumes_same_session(fake: FakeServer, workspace: Path,
+                                                     run_dir: Path,
+                                                     cli_env: dict[str, str]) -> None:
+    """The network dies mid-step for ~20 s: flower waits, resumes the same session with the
+    resume prompt, and the model never sees the synthetic error."""
+
+    def go_dark(req):
+        fake.outage(20)
+        return cut(after=0)
+
+    fake.script(reply("step one", tool_use("Bash", {"command": "echo part-1"})), go_dark)
+    fake.route(match.last_user_contains("从中断处接着做"), "resumed and finished")
+    notices: list[str] = []
+    rt = Runtime(workspace=workspace, run_dir=run_dir, resilience=QUICK)
+    try:
+        with anyio.fail_after(90):
+            r = await rt.run(spec(), "long task",
+                             on_event=lambda ev: ev.kind == "retry" and notices.append(ev.text))
+    finally:
+        rt.close()
+    assert r.ok, r.error
+    assert r.attempts == 2 and r.resumed
+    assert r.errors and any("API Error" in e or "Connection" in e for e in r.errors)
+    assert "API Error" not in r.text and "resumed and finished" in r.text
+    sid = r.session_id
+    resumed = fake.last_request()
+    assert resumed.session_id == sid  # the SAME session
+    assert "从中断处接着做" in resumed.last_user_text()
+    assert "API Error" not in resumed.text() and "part-1" in resumed.text()
+    assert sum("不可达" in n for n in notices) == 1 and sum("恢复" in n for n in notices) == 1
+
+
+async def test_401_is_fatal_no_retry(fake: FakeServer, workspace: Path, run_dir: Path,
+                                     cli_env: dict[str, str]) -> None:
+    fake.script(fault(401), fault(401), fault(401))
+    rt = Runtime(workspace=workspace, run_dir=run_dir, resilience=QUICK)
+    try:
+        r = await run(rt, "hello")
+    finally:
+        rt.close()
+    assert not r.ok and r.attempts == 1
+    assert "API key" in r.error or "401" in r.error
+    assert len(fake.message_requests()) == 1
+
+
+async def test_401_circuit_breaker_stops_cli_retries(fake: FakeServer, workspace: Path,
+                                                     run_dir: Path, cli_env: dict[str, str],
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """With the CLI allowed to retry, flower still stops at the first auth failure instead of
+    letting the CLI burn minutes retrying a bad key."""
+    monkeypatch.setenv("CLAUDE_CODE_MAX_RETRIES", "10")
+    for _ in range(11):
+        fake.script(fault(401))
+    rt = Runtime(workspace=workspace, run_dir=run_dir, resilience=QUICK)
+    try:
+        r = await run(rt, "hello")
+    finally:
+        rt.close()
+    assert not r.ok and r.attempts == 1
+    assert len(fake.message_requests()) <= 2
+
+
+async def test_529_then_success_one_retry(fake: FakeServer, workspace: Path, run_dir: Path,
+                                          cli_env: dict[str, str]) -> None:
+    fake.script(fault(529), "recovered")
+    rt = Runtime(workspace=workspace, run_dir=run_dir, resilience=QUICK)
+    try:
+        r = await run(rt, "hello")
+    finally:
+        rt.close()
+    assert r.ok and r.attempts == 2
+    assert r.text == "recovered"
+    assert any("529" in e for e in r.errors)
+    assert len(manifest(rt)) == 1
+
+
+async def test_interrupt_from_another_thread_resumes_with_words(
+        fake: FakeServer, workspace: Path, run_dir: Path, cli_env: dict[str, str]) -> None:
+    fake.script(reply("working", tool_use("Bash", {"command": "echo first"})), "carrying on")
+    fake.route(match.last_user_contains("改成用中文回答"), "好的,已改用中文")
+    rt = Runtime(workspace=workspace, run_dir=run_dir, resilience=QUICK)
+    fired = []
+
+    def on_event(ev) -> None:
+        if ev.kind == "tool_call" and not fired:
+            fired.append(1)
+            t = threading.Thread(target=rt.interrupt, args=("改成用中文回答",))
+            t.start()
+            t.join()
+
+    try:
+        r = await run(rt, "start", on_event=on_event)
+    finally:
+        rt.close()
+    assert r.ok and r.resumed and r.attempts == 1
+    assert "已改用中文" in r.text
+    last = fake.last_request()
+    assert last.session_id == r.session_id
+    assert "改成用中文回答" in last.last_user_text()
+    assert Runtime.INTERRUPT_NOTE in last.last_user_text()
+
+
+async def test_corrupt_manifest_is_kept_aside(fake: FakeServer, workspace: Path, run_dir: Path,
+                                              cli_env: dict[str, str],
+                                              capsys: pytest.CaptureFixture[str]) -> None:
+    garbage = b'[{"step": "old", "run": "x"'  # truncated JSON
+    (run_dir / "manifest.json").write_bytes(garbage)
+    fake.script("ok")
+    rt = Runtime(workspace=workspace, run_dir=run_dir, resilience=QUICK)
+    try:
+        r = await run(rt, "hello")
+    finally:
+        rt.close()
+    assert r.ok
+    aside = list(run_dir.glob("manifest.json.corrupt-*"))
+    assert len(aside) == 1 and aside[0].read_bytes() == garbage
+    assert [row["step"] for row in manifest(rt)] == ["worker"]
+    assert capsys.readouterr().err.count("manifest.json") == 1
+
+
+async def test_no_token_leaks(fake: FakeServer, workspace: Path, run_dir: Path,
+                              cli_env: dict[str, str], monkeypatch: pytest.MonkeyPatch,
+                              caplog: pytest.LogCaptureFixture) -> None:
+    secret = "sk-ant-supersecret-0123456789abcdef"
+    monkeypatch.setenv("ANTHROPIC_API_KEY", secret)
+    fake.script(fault(401, message="bad key"))
+    events: list[str] = []
+    rt = Runtime(workspace=workspace, run_dir=run_dir, resilience=QUICK)
+    try:
+        r = await run(rt, "hello", on_event=lambda ev: events.append(repr(ev.payload) + str(ev)))
+    finally:
+        rt.close()
+    assert not r.ok
+    assert fake.last_request().headers["x-api-key"] == secret  # it really was used
+    assert secret not in rt.manifest_path.read_text(encoding="utf-8")
+    assert not any(secret in e for e in events)
+    assert secret not in caplog.text
