@@ -13,7 +13,6 @@ import re
 import sqlite3
 from pathlib import Path
 from typing import Any
-from urllib.parse import quote
 
 from flower import texts
 from flower.core.lineage import Lineage
@@ -21,7 +20,7 @@ from flower.core.paths import project_key
 from flower.core.workbench import Workbench
 
 DB_NAME = "sessions.db"
-_SCAN_LIMIT = 5000  # entries walked back from the end looking for the last real API call
+_SCAN_LIMIT = 500  # entries walked back from the end looking for the last real API call
 
 
 # --- sessions.db, read-only -----------------------------------------------------------
@@ -46,7 +45,7 @@ def _connect_ro(db: Path) -> sqlite3.Connection | None:
     live = Path(f"{db}-wal").exists() and Path(f"{db}-shm").exists()
     mode = "mode=ro" if (live or not wal) else "immutable=1"
     try:
-        return sqlite3.connect(f"file:{quote(str(db.resolve()))}?{mode}", uri=True)
+        return sqlite3.connect(f"{db.resolve().as_uri()}?{mode}", uri=True, timeout=1.0)
     except sqlite3.Error:
         return None
 
@@ -99,12 +98,12 @@ def _session_info(
         live: dict[str, str] = {}
         mtimes: dict[str, int] = {}
         for step, sid in steps.items():
-            key = f"{pk}/{sid}"
-            if con.execute("SELECT 1 FROM entries WHERE store_key = ? LIMIT 1",
-                           (key,)).fetchone():
+            # the same test as SqliteSessionStore.has_session: a meta row for the main key
+            row = con.execute("SELECT mtime FROM meta WHERE store_key = ?",
+                              (f"{pk}/{sid}",)).fetchone()
+            if row is not None:
                 live[step] = sid
-                row = con.execute("SELECT mtime FROM meta WHERE store_key = ?", (key,)).fetchone()
-                mtimes[step] = row[0] if row and isinstance(row[0], int) else 0
+                mtimes[step] = row[0] if isinstance(row[0], int) else 0
         if not live:
             return {}, None, None
         step = work_step if work_step in live else max(live, key=lambda s: mtimes[s])

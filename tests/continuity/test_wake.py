@@ -315,3 +315,33 @@ def test_banner_leaves_out_what_is_unknown(tmp_path: Path) -> None:
 def test_human_tokens() -> None:
     assert [human_tokens(n) for n in (999, 80_213, 185_900, 1_234_567)] == [
         "999", "80.2K", "185.9K", "1.2M"]
+
+
+# --- against the real store -------------------------------------------------------------
+
+
+async def test_reads_what_the_session_store_wrote(home_ws: Path, snapshot) -> None:
+    """The file the Runtime's store writes, while it is still open and after it closed."""
+    from flower.stores.sqlite import SqliteSessionStore
+
+    runs = home_ws / "runs"
+    lin = Lineage.open(runs, home_ws)
+    lin.bump()
+    lin.remember("干活", WORK)
+    store = SqliteSessionStore(runs / "sessions.db")
+    key = {"project_key": project_key(home_ws), "session_id": WORK}
+    await store.append(key, work_transcript())
+    await store.append({**key, "subpath": "subagents/agent-x"},
+                       [user("s1", None, "t"), assistant("s2", "s1", inp=400_000)])
+    try:
+        before = snapshot(home_ws.parent)
+        st = wake_state()
+        assert snapshot(home_ws.parent) == before
+        assert st["live_steps"] == {"干活": WORK} and st["context"] == 80_200
+        assert store.has_session(key["project_key"], WORK)
+        assert store.last_context(key["project_key"], WORK) == st["context"]
+    finally:
+        store.close()
+    before = snapshot(home_ws.parent)
+    assert wake_state()["context"] == 80_200
+    assert snapshot(home_ws.parent) == before
