@@ -26,8 +26,14 @@ _SCAN_LIMIT = 500  # entries walked back from the end looking for the last real 
 # --- sessions.db, read-only -----------------------------------------------------------
 
 
+class _NoSessions(Exception):
+    """``sessions.db`` is empty or not a SQLite file: nothing in it can be resumed."""
+
+
 def _connect_ro(db: Path) -> sqlite3.Connection | None:
     """Open ``db`` without creating anything — not the file, not ``-wal``/``-shm``.
+
+    ``None`` when it cannot be read right now; :class:`_NoSessions` when it holds none.
 
     A read-only connection to a WAL database creates the side files when they are absent
     and leaves them behind, so a cleanly closed WAL database is opened ``immutable``
@@ -40,7 +46,7 @@ def _connect_ro(db: Path) -> sqlite3.Connection | None:
     except OSError:
         return None
     if len(header) < 100 or not header.startswith(b"SQLite format 3\0"):
-        return None
+        raise _NoSessions(db)
     wal = header[18] == 2 or header[19] == 2
     live = Path(f"{db}-wal").exists() and Path(f"{db}-shm").exists()
     mode = "mode=ro" if (live or not wal) else "immutable=1"
@@ -90,7 +96,10 @@ def _session_info(
     """
     if not steps or not db.is_file():
         return {}, None, None
-    con = _connect_ro(db)
+    try:
+        con = _connect_ro(db)
+    except _NoSessions:
+        return {}, None, None
     if con is None:
         return dict(steps), None, None
     pk = project_key(ws)

@@ -345,3 +345,23 @@ async def test_reads_what_the_session_store_wrote(home_ws: Path, snapshot) -> No
     before = snapshot(home_ws.parent)
     assert wake_state()["context"] == 80_200
     assert snapshot(home_ws.parent) == before
+
+
+@pytest.mark.parametrize("content", [b"", b"not a database at all" * 10])
+def test_an_empty_or_foreign_sessions_db_holds_no_sessions(home_ws: Path, content: bytes) -> None:
+    runs = home_ws / "runs"
+    Lineage.open(runs, home_ws).remember("干活", WORK)
+    (runs / "sessions.db").write_bytes(content)
+    st = wake_state()
+    assert st["live_steps"] == {} and st["waking"] is False
+    assert (runs / "sessions.db").read_bytes() == content
+
+
+def test_an_unreadable_store_hides_nothing(home_ws: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Locked or unopenable right now: the steps still count, only the number is unknown."""
+    import flower.workflow.wake as wake_mod
+
+    finished_run(home_ws)
+    monkeypatch.setattr(wake_mod, "_connect_ro", lambda db: None)
+    st = wake_state()
+    assert st["live_steps"] == st["steps"] and st["context"] is None
