@@ -4,10 +4,15 @@ the environment the bundled ``claude`` CLI needs to talk to it with bounded retr
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+import warnings
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import pytest
+
+if TYPE_CHECKING:
+    from flower.testing import FakeServer
 
 # Bounded: no test may wait minutes on the CLI's own retry loop or a stalled stream
 # (sdk-notes §6). Tests that exercise retries override CLAUDE_CODE_MAX_RETRIES themselves.
@@ -62,12 +67,16 @@ def run_dir(tmp_path: Path) -> Path:
 
 
 @pytest.fixture
-def fake() -> Iterator[object]:
-    """A running scripted fake Anthropic API on a free loopback port."""
+def fake() -> Iterator[FakeServer]:
+    """A running scripted fake Anthropic API on a free loopback port (docs/testing.md).
+    Unexpected server-side errors (a bug in the fake, a raising callable step or predicate)
+    never reach the CLI as tracebacks; they are surfaced here as a warning at teardown."""
     from flower.testing import FakeServer
 
     with FakeServer() as server:
         yield server
+    if server.errors:
+        warnings.warn(f"fake server errors: {server.errors}", stacklevel=1)
 
 
 @pytest.fixture
@@ -83,6 +92,15 @@ def cli_env(home: Path, fake, monkeypatch: pytest.MonkeyPatch) -> dict[str, str]
     for k, v in env.items():
         monkeypatch.setenv(k, v)
     return env
+
+
+@pytest.fixture
+def make_options(workspace: Path, cli_env: dict[str, str]) -> Callable[..., Any]:
+    """``make_options(**overrides)`` → ClaudeAgentOptions for the CLI in ``workspace`` talking
+    to ``fake`` (no settings files, bypassPermissions, near-empty system prompt)."""
+    from flower.testing.sdk import options
+
+    return lambda **overrides: options(workspace, cli_env, **overrides)
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
