@@ -1,0 +1,222 @@
+"""``Step`` and ``Workflow``: a long run as ordered steps that share state through ``ctx``.
+
+One step is one ``Runtime.run`` — one session (or a chain of them across handoffs) — with
+an acceptance gate and a failure rule. Steps chain sessions three ways (fresh, ``resume_from``,
+``resume_from`` + ``fork``); across processes, ``continuous=True`` resumes each step's last
+session recorded in ``lineage.json`` the moment it was first known, so a killed run picks up
+where it stopped.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from flower.core.agent import AgentSpec
+from flower.core.events import Event
+
+if TYPE_CHECKING:
+    from flower.core.lineage import Lineage
+    from flower.core.runtime import Runtime, StepResult
+
+Ctx = dict[str, Any]
+ON_FAIL = ("stop", "skip", "continue")
+
+
+class StepAbort(Exception):
+    """Raised from a gate: another round will not help — stop retrying this step now."""
+
+
+async def _maybe_await(value: Any) -> Any:
+    return await value if inspect.isawaitable(value) else value
+
+
+@dataclass
+class Step:
+    """A declaration: which agent runs, with what prompt, accepted by which gate."""
+
+    name: str
+    spec: AgentSpec
+    prompt: str | Callable[[Ctx], str]
+    resume_from: str | None = None
+    fork: bool = False
+    retries: int = 0
+    gate: Callable[[StepResult, Ctx], Any] | None = None
+    on_fail: str = "stop"
+    when: Callable[[Ctx], Any] | None = None
+    on_reject: Callable[[StepResult, Ctx], Any] | None = None
+    resume_prompt: str | Callable[[Ctx], str] | None = None
+    reduce: Callable[[StepResult, Ctx], Any] | None = None
+    #: Returns the step's finished output when its frozen document is already complete
+    #: (e.g. a confirmed 需求.md); the step is then skipped whole and that value still
+    #: flows into ``ctx[name]``. ``None`` means "not done yet, run it".
+    frozen: Callable[[Ctx], str | None] | None = None
+
+    def __post_init__(self) -> None:
+        if self.name.startswith("_"):
+            raise ValueError(f"step name {self.name!r}: names starting with '_' are reserved "
+                             "for flower's own ctx keys")
+        if self.on_fail not in ON_FAIL:
+            raise ValueError(f"step {self.name!r}: on_fail must be one of {', '.join(ON_FAIL)},"
+                             f" got {self.on_fail!r}")
+
+    def render(self, ctx: Ctx, *, resuming: bool = False) -> str:
+        """The prompt to send: ``resume_prompt`` when continuing a carried session, if set."""
+        source = self.resume_prompt if resuming and self.resume_prompt is not None \
+            else self.prompt
+        return source(ctx) if callable(source) else source
+
+
+def _label(step: Step, attempt: int) -> str:
+    """Manifest name of an attempt: ``name``, ``name#retryN`` or ``name#roundN``."""
+    if attempt == 0:
+        return step.name
+    return f"{step.name}#round{attempt + 1}" if step.on_reject else f"{step.name}#retry{attempt}"
+
+
+@dataclass
+class Workflow:
+    """Ordered steps plus the ``ctx`` they share. ``continuous`` carries sessions across runs."""
+
+    steps: list[Step]
+    name: str = "workflow"
+    context: Ctx = field(default_factory=dict)
+    channel: Any = None
+    workbench: Any = None
+    continuous: bool = True
+
+    async def run(
+        self,
+        runtime: Runtime,
+        *,
+        on_event: Callable[[Event], None] | None = None,
+        on_step: Callable[[Step, StepResult], None] | None = None,
+    ) -> Ctx:
+        """Run every step in order; returns ``ctx``. Success ⇔ ``"_failed_at" not in ctx``."""
+        ctx = self.context
+        ctx["_runtime"] = runtime
+        ctx["_on_event"] = on_event
+        if self.channel is not None and on_event is not None and \
+                getattr(self.channel, "on_event", None) is None:
+            self.channel.on_event = on_event
+        sessions: dict[str, str] = ctx.setdefault("_sessions", {})
+        ctx.setdefault("_results", {})
+        lineage = self._open_lineage(runtime, ctx, sessions)
+        emit = on_event or (lambda ev: None)
+        total = len(self.steps)
+        for index, step in enumerate(self.steps, 1):
+            if step.when is not None and not await _maybe_await(step.when(ctx)):
+                continue
+            if step.frozen is not None:
+                done = step.frozen(ctx)
+                if done is not None:
+                    ctx[step.name] = done
+                    emit(Event("step", text=step.name, payload={
+                        "index": index, "total": total, "resumed": False, "frozen": True,
+                        "woke": ctx.get("_woke", 1)}))
+                    continue
+            if not await self._run_step(step, index, total, runtime, ctx, sessions, lineage,
+                                        on_event, on_step):
+                break
+        return ctx
+
+    def _open_lineage(self, runtime: Runtime, ctx: Ctx,
+                      sessions: dict[str, str]) -> Lineage | None:
+        run_dir = getattr(runtime, "run_dir", None)
+        workspace = getattr(runtime, "workspace", None)
+        if not (self.continuous and run_dir and workspace):
+            return None
+        from flower.core.lineage import Lineage
+
+        has = getattr(runtime, "has_session", None)
+        lineage = Lineage.open(run_dir, workspace, has_session=has)
+        ctx["_lineage"] = lineage
+        ctx["_woke"] = lineage.bump()
+        for name, sid in lineage.steps.items():
+            sessions.setdefault(name, sid)
+        return lineage
+
+    async def _run_step(self, step: Step, index: int, total: int, runtime: Runtime, ctx: Ctx,
+                        sessions: dict[str, str], lineage: Lineage | None,
+                        on_event: Callable[[Event], None] | None,
+                        on_step: Callable[[Step, StepResult], None] | None) -> bool:
+        """One step with its attempt loop; returns False when the workflow must stop."""
+        carried = False
+        if step.resume_from is not None:
+            resume = sessions.get(step.resume_from)
+            if not resume:
+                raise ValueError(
+                    f"step {step.name!r}: resume_from={step.resume_from!r} has no session "
+                    "(it was skipped, never ran, or failed before a session existed)")
+            fork = step.fork
+        else:
+            resume = sessions.get(step.name) if self.continuous else None
+            carried = bool(resume)
+            fork = False
+        prompt = step.render(ctx, resuming=carried)
+        if on_event is not None:
+            on_event(Event("step", text=step.name, payload={
+                "index": index, "total": total, "resumed": carried,
+                "woke": ctx.get("_woke", 1)}))
+
+        result: StepResult | None = None
+        passed = False
+        for attempt in range(step.retries + 1):
+            result = await self._attempt(step, attempt, runtime, prompt, resume, fork,
+                                         lineage, on_event)
+            try:
+                passed = result.ok and (step.gate is None
+                                        or bool(await _maybe_await(step.gate(result, ctx))))
+            except StepAbort as exc:
+                ctx["_aborted"] = str(exc)
+                passed = False
+                break
+            if passed:
+                break
+            # the next attempt: resume the rejected session with what is missing, or restart
+            feedback = ""
+            if step.on_reject is not None and result.ok and result.session_id:
+                feedback = await _maybe_await(step.on_reject(result, ctx)) or ""
+            if feedback:
+                prompt, resume, fork = feedback, result.session_id, False
+            # else: same prompt/resume/fork as the first attempt (locals; the Step is untouched)
+
+        assert result is not None
+        ctx["_results"][step.name] = result
+        if on_step is not None:
+            on_step(step, result)
+        if result.session_id:
+            sessions[step.name] = result.session_id
+            if lineage is not None:
+                lineage.remember(step.name, result.session_id)
+        if passed:
+            ctx[step.name] = step.reduce(result, ctx) if step.reduce else result.text
+            return True
+        if step.on_fail == "continue":
+            ctx[step.name] = result.text
+            return True
+        if step.on_fail == "skip":
+            return True
+        ctx["_failed_at"] = step.name
+        return False
+
+    @staticmethod
+    async def _attempt(step: Step, attempt: int, runtime: Runtime, prompt: str,
+                       resume: str | None, fork: bool, lineage: Lineage | None,
+                       on_event: Callable[[Event], None] | None) -> StepResult:
+        """``runtime.run`` with the lineage hook attached for exactly this call.
+
+        The hook records the session the moment its id is known (a SIGHUP may come before
+        the step ends) and is detached before the gate runs: a judge dispatched from the
+        gate shares this Runtime and must never enter the lineage.
+        """
+        previous = runtime.on_session
+        if lineage is not None:
+            runtime.on_session = lambda sid: lineage.remember(step.name, sid)
+        try:
+            return await runtime.run(step.spec, prompt, step_name=_label(step, attempt),
+                                     resume=resume, fork=fork, on_event=on_event)
+        finally:
+            runtime.on_session = previous
