@@ -8,6 +8,19 @@ from __future__ import annotations
 
 # --- stores (trim / prune) -------------------------------------------------------------
 
+# Replaces an old large tool_result body on resume; the full text is in the spill file.
+SPILL_POINTER = "[工具结果已归档:{n} 字符。完整内容在 {path},需要时用 Read 读取]"
+# Replaces the body of an old read-only Bash result (git status, ls …) whose truth decays.
+EPHEMERAL_EXPIRED = "[{cmd} 的结果已过期(第 {age} 轮前),当前状态可能已变。需要请重新执行]"
+# Replaces the body of a tool_result left behind by an interrupted turn.
+INTERRUPTED_RESULT = "[上一轮在此处被中断,该工具结果未产生]"
+# Result supplied for a tool_use that never got one (cut off mid-call).
+ORPHAN_RESULT = "[这一步被打断了,没有结果。需要的话重做。]"
+# trim_report(): one line for UI logs.
+TRIM_NOTHING = "未裁剪"
+TRIM_EXPIRED_ONLY = "{expired} 个时效性结果标记为过期"
+TRIM_DONE = "裁掉 {cleared} 个工具结果(保留最近 {kept} 个),省下 ~{tokens} tokens"
+
 # --- resilience / runtime ---------------------------------------------------------------
 
 # Sent when a step resumes after a failure. Deliberately no error details: the model needs

@@ -1,0 +1,251 @@
+"""Layer 3 of the session store: keep failure debris out of the context fed back on resume.
+
+Runtime's store. Trim (layer 2) drops by size and staleness; prune drops by "is it an
+error". In the copy ``load()`` returns (SQLite is never modified):
+
+1. synthetic API-error messages (``isApiErrorMessage`` / model ``<synthetic>``) and the
+   CLI's ``system``/``api_error`` retry records are removed — after a network outage the
+   model should not resume "discussing" a connection error;
+2. denied tool calls (structural marker ``toolDenialKind == "permission-rule"``, written by
+   this CLI for both ``can_use_tool`` denials and PreToolUse-hook denials) are removed as a
+   pair — tool_use and tool_result — except the newest ``keep_denials``;
+3. results left by an interrupted call (kinds ``interrupted``/``user-rejected``/``cancelled``
+   or ``[Request interrupted`` text) get a neutral body — the CLI's own wording tells the
+   model to "STOP and wait for the user";
+4. a tool_use that never got a result is healed by inserting a result entry after it (the
+   API rejects an unpaired tool_use; deleting it could take healthy text/thinking along).
+
+Removed entries are cut out of the ``parentUuid`` chain with ``relink`` over the FULL list.
+"""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from claude_agent_sdk import SessionKey
+
+from flower import texts
+from flower.stores.transcript import content_blocks, is_protected, relink, with_content
+from flower.stores.trim import EphemeralPolicy, TrimmingSessionStore, TrimPolicy
+
+__all__ = ["DENIAL_KINDS", "INTERRUPT_KINDS", "PrunePolicy", "PruningSessionStore",
+           "prune_entries"]
+
+Entry = dict[str, Any]
+
+# Observed in CLI 2.1.332 transcripts (tests/stores/fixtures): a can_use_tool deny and a
+# PreToolUse deny both write "permission-rule"; an interrupt mid-tool writes "user-rejected",
+# a session killed mid-tool is healed by the CLI with "interrupted".
+DENIAL_KINDS = frozenset({"permission-rule", "automode-blocked"})
+INTERRUPT_KINDS = frozenset({"interrupted", "user-rejected", "cancelled"})
+_INTERRUPT_MARK = "[Request interrupted"
+_HEAL_NS = uuid.UUID("6f1c1f5e-4b8a-4f0e-9a57-f10e2c0d0a11")
+_COPY_FROM_ANCHOR = ("isSidechain", "agentId", "sessionId", "cwd", "version", "gitBranch",
+                     "userType", "entrypoint", "timestamp")
+
+
+@dataclass
+class PrunePolicy:
+    """What prune removes or rewrites in the resumed copy."""
+
+    drop_api_errors: bool = True
+    neutralize_interrupts: bool = True
+    interrupt_text: str = texts.INTERRUPTED_RESULT
+    heal_orphans: bool = True
+    orphan_text: str = texts.ORPHAN_RESULT
+    keep_denials: int = 1
+
+
+def _is_api_error(e: Entry) -> bool:
+    if e.get("isApiErrorMessage") is True:
+        return True
+    if e.get("type") == "system":
+        return e.get("subtype") == "api_error"
+    message = e.get("message")
+    return (e.get("type") == "assistant" and isinstance(message, dict)
+            and message.get("model") == "<synthetic>")
+
+
+def _results(e: Entry) -> list[tuple[int, dict[str, Any]]]:
+    return [(j, b) for j, b in enumerate(content_blocks(e))
+            if isinstance(b, dict) and b.get("type") == "tool_result"]
+
+
+def _denied_id(e: Entry) -> str | None:
+    """tool_use_id of the call this entry denies, if it is a denial result entry."""
+    if e.get("type") != "user" or is_protected(e):
+        return None
+    kind = e.get("toolDenialKind")
+    decision = e.get("permissionDecision")
+    denied = kind in DENIAL_KINDS or (
+        kind is None and isinstance(decision, dict) and decision.get("decision") == "reject")
+    results = _results(e) if denied else []
+    # One result per entry is what the CLI writes; with several we cannot tell which one
+    # was denied, so nothing is removed (removing a real result would be far worse).
+    if len(results) == 1 and isinstance(results[0][1].get("tool_use_id"), str):
+        return results[0][1]["tool_use_id"]
+    return None
+
+
+def _is_interrupt(e: Entry, block: dict[str, Any]) -> bool:
+    if e.get("toolDenialKind") in INTERRUPT_KINDS:
+        return True
+    body = block.get("content")
+    if isinstance(body, list):
+        body = " ".join(b.get("text", "") for b in body if isinstance(b, dict))
+    return block.get("is_error") is True and isinstance(body, str) and _INTERRUPT_MARK in body
+
+
+def prune_entries(entries: list[Entry], policy: PrunePolicy) -> tuple[list[Entry], dict[str, int]]:
+    """The pruned copy of ``entries`` and counts of what was done. Never mutates the input."""
+    stats = {"pruned": 0, "denials_dropped": 0, "neutralized": 0, "healed": 0}
+    denied = [d for d in map(_denied_id, entries) if d is not None]
+    keep = max(policy.keep_denials, 0)
+    gone = set(denied[: len(denied) - keep] if keep else denied)
+    stats["denials_dropped"] = len(gone)
+
+    work = list(entries)
+    drop: set[int] = set()
+    for i, e in enumerate(entries):
+        if is_protected(e):
+            continue
+        if policy.drop_api_errors and _is_api_error(e):
+            drop.add(i)
+            continue
+        blocks = content_blocks(e)
+        if not blocks:
+            continue
+        if gone:
+            kept = [b for b in blocks if not (
+                isinstance(b, dict) and (b.get("id") in gone or b.get("tool_use_id") in gone)
+                and b.get("type") in ("tool_use", "tool_result"))]
+            if len(kept) != len(blocks):
+                if not kept:
+                    drop.add(i)
+                    continue
+                work[i] = e = with_content(e, kept, drop=("toolUseResult",))
+                blocks = kept
+        if policy.neutralize_interrupts and e.get("type") == "user":
+            fixed = [
+                {**b, "content": policy.interrupt_text, "is_error": False}
+                if isinstance(b, dict) and b.get("type") == "tool_result" and _is_interrupt(e, b)
+                else b
+                for b in blocks
+            ]
+            changed = sum(a is not b for a, b in zip(fixed, blocks, strict=True))
+            if changed:
+                work[i] = with_content(e, fixed)
+                stats["neutralized"] += changed
+    stats["pruned"] = len(drop)
+    out = relink(work, drop)
+    if policy.heal_orphans:
+        out = _heal(out, policy.orphan_text, stats)
+    return out, stats
+
+
+def _orphans(entries: list[Entry]) -> dict[int, list[str]]:
+    """entry index → tool_use ids in it that no later tool_result answers."""
+    answered: set[str] = set()
+    found: dict[int, list[str]] = {}
+    for i in range(len(entries) - 1, -1, -1):
+        e = entries[i]
+        if e.get("type") == "user":
+            answered.update(b.get("tool_use_id") for _, b in _results(e))
+        elif e.get("type") == "assistant" and not is_protected(e):
+            ids = [b["id"] for b in content_blocks(e) if isinstance(b, dict)
+                   and b.get("type") == "tool_use" and isinstance(b.get("id"), str)
+                   and b["id"] not in answered]
+            if ids:
+                found[i] = ids
+    return found
+
+
+def _anchor(entries: list[Entry], i: int) -> int:
+    """Last entry of the assistant message that entry ``i`` belongs to.
+
+    The CLI writes one entry per content block (same ``message.id``); the supplied results
+    go after the whole message so it is not split in two.
+    """
+    msg_id = entries[i].get("message", {}).get("id")
+    anchor = i
+    for k in range(i + 1, len(entries)):
+        e = entries[k]
+        if "uuid" not in e:  # bookkeeping entries (last-prompt, queue-operation …)
+            continue
+        message = e.get("message")
+        if (e.get("type") == "assistant" and isinstance(message, dict) and msg_id is not None
+                and message.get("id") == msg_id):
+            anchor = k
+            continue
+        break
+    return anchor
+
+
+def _heal(entries: list[Entry], text: str, stats: dict[str, int]) -> list[Entry]:
+    orphans = _orphans(entries)
+    if not orphans:
+        return entries
+    by_anchor: dict[int, list[str]] = {}
+    for i in sorted(orphans):
+        by_anchor.setdefault(_anchor(entries, i), []).extend(orphans[i])
+    redirect: dict[str, str] = {}
+    inserts: dict[int, Entry] = {}
+    for a, ids in by_anchor.items():
+        anchor = entries[a]
+        parent = anchor.get("uuid")
+        if not isinstance(parent, str):
+            continue
+        heal_id = str(uuid.uuid5(_HEAL_NS, parent + "/" + ",".join(ids)))
+        heal: Entry = {"type": "user", "uuid": heal_id, "parentUuid": parent}
+        heal.update({k: anchor[k] for k in _COPY_FROM_ANCHOR if k in anchor})
+        heal["message"] = {"role": "user", "content": [
+            {"type": "tool_result", "tool_use_id": t, "content": text, "is_error": False}
+            for t in ids]}
+        heal["sourceToolAssistantUUID"] = parent
+        inserts[a] = heal
+        redirect[parent] = heal_id
+        stats["healed"] += len(ids)
+    out: list[Entry] = []
+    for i, e in enumerate(entries):
+        changes = {f: redirect[e[f]] for f in ("parentUuid", "leafUuid")
+                   if isinstance(e.get(f), str) and e[f] in redirect}
+        out.append({**e, **changes} if changes else e)
+        if i in inserts:
+            out.append(inserts[i])
+    return out
+
+
+class PruningSessionStore(TrimmingSessionStore):
+    """Runtime's store: trim/expire (layer 2), then prune failure debris (layer 3)."""
+
+    def __init__(self, path: str | Path, workspace: str | Path,
+                 policy: TrimPolicy | None = None, prune: PrunePolicy | None = None,
+                 ephemeral: EphemeralPolicy | None = None) -> None:
+        self.prune_policy = prune if prune is not None else PrunePolicy()
+        self.pruned = 0
+        self.denials_dropped = 0
+        self.neutralized = 0
+        self.healed = 0
+        super().__init__(path, workspace, policy=policy, ephemeral=ephemeral)
+
+    def _rewrite(self, key: SessionKey, entries: list[Any]) -> list[Any]:
+        entries = super()._rewrite(key, entries)
+        out, stats = prune_entries(entries, self.prune_policy)
+        if key.get("subpath") is None:
+            self._record(stats)
+        return out
+
+    def prune(self, entries: list[Entry]) -> list[Entry]:
+        """Apply this store's ``PrunePolicy`` to ``entries`` (returns a new list)."""
+        out, stats = prune_entries(entries, self.prune_policy)
+        self._record(stats)
+        return out
+
+    def _record(self, stats: dict[str, int]) -> None:
+        self.pruned = stats["pruned"]
+        self.denials_dropped = stats["denials_dropped"]
+        self.neutralized = stats["neutralized"]
+        self.healed = stats["healed"]

@@ -1,0 +1,120 @@
+"""Small, pure helpers over CLI transcript entries, shared by the trim and prune layers.
+
+Entries are the dicts the CLI mirrors (sdk-notes §4.4): one content block per ``assistant``
+entry, tool results as ``user`` entries, a single ``parentUuid`` chain. Every helper here is
+copy-on-write: it returns new dicts along the changed path and never mutates its input, so a
+caller's list (and anything it shares with the store) stays exactly as it was.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+__all__ = [
+    "content_blocks",
+    "is_protected",
+    "relink",
+    "result_text",
+    "tool_uses",
+    "with_content",
+]
+
+Entry = dict[str, Any]
+
+
+def is_protected(entry: Entry) -> bool:
+    """Compact summaries and meta entries are the only copy of compacted history: never edit."""
+    return entry.get("isCompactSummary") is True or entry.get("isMeta") is True
+
+
+def content_blocks(entry: Entry) -> list[Any]:
+    """The ``message.content`` list of an entry, or ``[]`` (string content has no blocks)."""
+    message = entry.get("message")
+    if isinstance(message, dict):
+        content = message.get("content")
+        if isinstance(content, list):
+            return content
+    return []
+
+
+def tool_uses(entry: Entry) -> Iterable[dict[str, Any]]:
+    """``tool_use`` blocks of an assistant entry."""
+    if entry.get("type") != "assistant":
+        return ()
+    return (b for b in content_blocks(entry) if isinstance(b, dict) and b.get("type") == "tool_use")
+
+
+def result_text(block: dict[str, Any]) -> str | None:
+    """The plain-text body of a tool_result block, or None if it holds images/documents.
+
+    A list of text blocks counts as text (joined with newlines), as the CLI produces for
+    some tools; anything else is left alone by trim.
+    """
+    body = block.get("content")
+    if isinstance(body, str):
+        return body
+    if isinstance(body, list) and all(
+        isinstance(b, dict) and b.get("type") == "text" and isinstance(b.get("text"), str)
+        for b in body
+    ):
+        return "\n".join(b["text"] for b in body)
+    return None
+
+
+def with_content(entry: Entry, content: list[Any], *, drop: Iterable[str] = ()) -> Entry:
+    """A copy of ``entry`` whose ``message.content`` is ``content`` (and without ``drop`` keys)."""
+    new = {k: v for k, v in entry.items() if k not in set(drop)}
+    new["message"] = {**entry["message"], "content": content}
+    return new
+
+
+def relink(entries: list[Entry], drop: set[int]) -> list[Entry]:
+    """Remove ``entries[i]`` for ``i in drop`` and re-attach orphans to a surviving ancestor.
+
+    Must be given the FULL list including the entries being dropped: their ``parentUuid`` is
+    the only record of where the chain continues. Filtering first and relinking after loses
+    that, which breaks the chain silently whenever the dropped entry is mid-list (the CLI
+    walks back from the leaf and everything before the break disappears from context).
+    ``leafUuid`` pointers (``last-prompt`` entries) are repaired the same way. Cycle-safe.
+    """
+    if not drop:
+        return list(entries)
+    parent: dict[str, Any] = {}
+    dropped: set[str] = set()
+    for i, e in enumerate(entries):
+        uid = e.get("uuid")
+        if isinstance(uid, str):
+            parent[uid] = e.get("parentUuid")
+            if i in drop:
+                dropped.add(uid)
+    resolved: dict[str, Any] = {}
+
+    def survivor(uid: Any) -> Any:
+        if not isinstance(uid, str) or uid not in dropped:
+            return uid
+        if uid in resolved:
+            return resolved[uid]
+        path, cur = [], uid
+        while isinstance(cur, str) and cur in dropped and cur not in resolved:
+            if cur in path:  # a cycle among dropped entries: nothing survives above it
+                cur = None
+                break
+            path.append(cur)
+            cur = parent.get(cur)
+        result = resolved.get(cur, cur) if isinstance(cur, str) else cur
+        for p in path:
+            resolved[p] = result
+        return result
+
+    out: list[Entry] = []
+    for i, e in enumerate(entries):
+        if i in drop:
+            continue
+        changes = {
+            field: survivor(e[field])
+            for field in ("parentUuid", "leafUuid")
+            if isinstance(e.get(field), str) and e[field] in dropped
+        }
+        out.append({**e, **changes} if changes else e)
+    return out
