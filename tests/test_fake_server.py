@@ -449,3 +449,17 @@ def test_process_mode(tmp_path: Path) -> None:
     assert proc.returncode == 0
     lines = [json.loads(x) for x in log.read_text().splitlines()]
     assert [x["stream"] for x in lines] == [True, True] and lines[0]["path"] == "/v1/messages"
+
+
+def test_load_json_script(server: FakeServer) -> None:
+    server.load({
+        "steps": [{"text": "s1"}],
+        "routes": [{"name": "j", "match": {"system_contains": "judge"}, "steps": ["PASS"]}],
+        "fallback": "fb",
+    })
+    assert [r.name for r in server.routes] == ["j"]
+    body = {"system": "a judge", "messages": []}
+    assert json.loads(post(server, body)[2])["content"] == [text("PASS")]
+    assert json.loads(post(server, body)[2])["content"] == [text("s1")]
+    assert json.loads(post(server, body)[2])["content"] == [text("fb")]
+    assert server.exhausted == 0

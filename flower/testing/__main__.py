@@ -12,21 +12,13 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from flower.testing import match
 from flower.testing.request import Request
-from flower.testing.script import step_from_json
 from flower.testing.server import FakeServer
 
 
 def load_script(fake: FakeServer, script: dict[str, Any]) -> None:
-    """Apply a JSON script (``steps``, ``routes``, ``fallback``) to a server."""
-    for route in script.get("routes", []):
-        pred = match.from_json(route.get("match", {}))
-        fake.route(pred, *[step_from_json(s) for s in route.get("steps", [])],
-                   name=route.get("name"))
-    fake.script(*[step_from_json(s) for s in script.get("steps", [])])
-    if script.get("fallback") is not None:
-        fake.fallback(step_from_json(script["fallback"]))
+    """Apply a JSON script to a server (kept for callers; same as ``fake.load``)."""
+    fake.load(script)
 
 
 def main(argv: list[str] | None = None) -> int:

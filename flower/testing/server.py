@@ -10,36 +10,18 @@ so they are swallowed instead of printing tracebacks.
 from __future__ import annotations
 
 import json
-import select
 import socket
 import threading
 import time
-import zlib
 from collections import deque
 from collections.abc import Callable, Iterable
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import ThreadingHTTPServer
 from typing import Any
-from urllib.parse import parse_qsl, urlsplit
 
-from flower.testing import sse
+from flower.testing.handler import DEFAULT_MODEL, Handler
 from flower.testing.match import Predicate
-from flower.testing.request import Headers, Request
-from flower.testing.script import (
-    EXHAUSTED_TEXT,
-    STATUS_FOR_TYPE,
-    Cut,
-    Delay,
-    Fault,
-    Reply,
-    SseError,
-    Stall,
-    Step,
-    reply,
-    resolve,
-)
-
-DEFAULT_MODEL = "claude-opus-5-5"
-DEFAULT_TEXT = "(fake reply)"  # inner step of cut()/stall()/delay() when none is given
+from flower.testing.request import Request
+from flower.testing.script import Reply, Step
 
 
 class Route:
@@ -97,20 +79,25 @@ class FakeServer:
         self._stopping = threading.Event()
         self._down = False
         self._timer: threading.Timer | None = None
+        self._life = threading.Lock()  # serializes start/stop/outage/recover
+        self._generation = 0
 
     # ------------------------------------------------------------------ lifecycle
     def start(self) -> FakeServer:
-        self._stopping.clear()
-        self._serve()
+        with self._life:
+            self._stopping.clear()
+            self._down = False
+            self._serve()
         return self
 
     def stop(self) -> None:
         self._stopping.set()
-        with self._lock:
+        with self._life:
             if self._timer:
                 self._timer.cancel()
-        self._close_listener()
-        self._drop_connections()
+                self._timer = None
+            self._close_listener()
+            self._drop_connections()
 
     def __enter__(self) -> FakeServer:
         return self.start()
@@ -126,7 +113,7 @@ class FakeServer:
         last: OSError | None = None
         for _ in range(50):  # the same port may linger briefly after an outage
             try:
-                httpd = _HTTPServer((self.host, self.port), _Handler)
+                httpd = _HTTPServer((self.host, self.port), Handler)
                 break
             except OSError as e:
                 last = e
@@ -159,30 +146,36 @@ class FakeServer:
     def outage(self, seconds: float | None = None) -> None:
         """Refuse connections now (listening socket closed ⇒ ECONNREFUSED) and drop open
         ones. ``seconds`` ⇒ recover automatically on the same port."""
-        with self._lock:
-            self._down = True
-            if self._timer:
-                self._timer.cancel()
-                self._timer = None
-        self._close_listener()
-        self._drop_connections()
-        if seconds is not None:
-            t = threading.Timer(seconds, self.recover)
-            t.daemon = True
+        with self._life:
             with self._lock:
+                self._down = True
+                self._generation += 1
+                if self._timer:
+                    self._timer.cancel()
+                    self._timer = None
+            self._close_listener()
+            self._drop_connections()
+            if seconds is not None:
+                t = threading.Timer(seconds, self._recover, args=(self._generation,))
+                t.daemon = True
                 self._timer = t
-            t.start()
+                t.start()
 
     def recover(self) -> None:
         """Listen again on the same port."""
-        with self._lock:
+        self._recover(None)
+
+    def _recover(self, generation: int | None) -> None:
+        # A timer armed by an earlier outage must not end a newer one.
+        with self._life:
             if not self._down or self._stopping.is_set():
                 return
-            if self._timer and self._timer is not threading.current_thread():
+            if generation is not None and generation != self._generation:
+                return
+            if self._timer:
                 self._timer.cancel()
-            self._timer = None
-        self._serve()
-        with self._lock:
+                self._timer = None
+            self._serve()
             self._down = False
 
     @property
@@ -213,6 +206,20 @@ class FakeServer:
         It does not count as ``exhausted``."""
         with self._lock:
             self._fallback = step
+
+    def load(self, script: dict[str, Any]) -> FakeServer:
+        """Apply a JSON-format script (``steps``, ``routes``, ``fallback``; docs/testing.md)."""
+        from flower.testing import match
+        from flower.testing.script import step_from_json
+
+        for route in script.get("routes", []):
+            self.route(match.from_json(route.get("match", {})),
+                       *[step_from_json(s) for s in route.get("steps", [])],
+                       name=route.get("name"))
+        self.script(*[step_from_json(s) for s in script.get("steps", [])])
+        if script.get("fallback") is not None:
+            self.fallback(step_from_json(script["fallback"]))
+        return self
 
     def remaining(self) -> int:
         """Steps not yet played, across all queues."""
@@ -334,207 +341,3 @@ class FakeServer:
         model = step.model or req.model or DEFAULT_MODEL
         usage, out = self._usage(req, step)
         return msg_id, model, blocks, step.effective_stop_reason, usage, out
-
-
-class _Handler(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
-    server_version = "flower-fake-anthropic/0.1"
-    server: _HTTPServer
-
-    def log_message(self, format: str, *args: Any) -> None:  # quiet
-        pass
-
-    @property
-    def fake(self) -> FakeServer:
-        return self.server.fake
-
-    def handle(self) -> None:
-        with self.fake._lock:
-            self.fake._conns.add(self.connection)
-        try:
-            super().handle()
-        except (OSError, ValueError):
-            pass  # the client went away, or an outage/stop shut the socket
-        finally:
-            with self.fake._lock:
-                self.fake._conns.discard(self.connection)
-
-    def do_GET(self) -> None:
-        self._dispatch()
-
-    do_POST = do_HEAD = do_PUT = do_DELETE = do_PATCH = do_OPTIONS = do_GET
-
-    # ---------------------------------------------------------------- plumbing
-    def _read_body(self) -> bytes:
-        if self.headers.get("transfer-encoding", "").lower() == "chunked":
-            parts = []
-            while True:
-                size = int(self.rfile.readline().split(b";")[0].strip() or b"0", 16)
-                if size == 0:
-                    self.rfile.readline()
-                    break
-                parts.append(self.rfile.read(size))
-                self.rfile.readline()
-            raw = b"".join(parts)
-        else:
-            raw = self.rfile.read(int(self.headers.get("content-length") or 0))
-        enc = self.headers.get("content-encoding", "").lower()
-        if enc in ("gzip", "deflate") and raw:
-            raw = zlib.decompress(raw, 47 if enc == "gzip" else 15)
-        return raw
-
-    def _abort(self) -> None:
-        self.close_connection = True
-        try:
-            self.connection.shutdown(socket.SHUT_RDWR)
-        except OSError:
-            pass
-
-    def _gone_within(self, seconds: float | None) -> bool:
-        """Wait up to ``seconds`` (None = forever) for the client to hang up or the server to
-        stop/go down. True if the connection is gone (or must be treated so)."""
-        deadline = None if seconds is None else time.monotonic() + seconds
-        while True:
-            if self.fake._stopping.is_set() or self.fake._down:
-                return True
-            left = 0.1 if deadline is None else min(0.1, deadline - time.monotonic())
-            if left <= 0:
-                return False
-            try:
-                r, _, _ = select.select([self.connection], [], [], left)
-                if r and not self.connection.recv(4096):
-                    return True
-            except (OSError, ValueError):
-                return True
-
-    def _headers(self, status: int, ctype: str, length: int | None,
-                 extra: dict[str, str] | None = None) -> None:
-        self.send_response(status)
-        self.send_header("content-type", ctype)
-        self.send_header("request-id", f"req_fake_{self.fake._next_id('req')}")
-        for k, v in (extra or {}).items():
-            self.send_header(k, v)
-        if length is None:
-            self.send_header("transfer-encoding", "chunked")
-            self.send_header("cache-control", "no-cache")
-        else:
-            self.send_header("content-length", str(length))
-        self.end_headers()
-
-    def _json(self, status: int, obj: Any, extra: dict[str, str] | None = None) -> None:
-        data = json.dumps(obj).encode()
-        self._headers(status, "application/json", len(data), extra)
-        if self.command != "HEAD":
-            self.wfile.write(data)
-
-    def _chunk(self, data: bytes) -> None:
-        self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
-        self.wfile.flush()
-
-    def _end_chunks(self) -> None:
-        self.wfile.write(b"0\r\n\r\n")
-        self.wfile.flush()
-
-    # ---------------------------------------------------------------- routing
-    def _dispatch(self) -> None:
-        fake = self.fake
-        if fake._down:
-            self._abort()
-            return
-        raw = self._read_body()
-        try:
-            body = json.loads(raw) if raw else None
-        except ValueError:
-            body = None
-        parts = urlsplit(self.path)
-        req = Request(
-            method=self.command, path=parts.path, query=dict(parse_qsl(parts.query)),
-            headers=Headers(list(self.headers.items())), raw=raw, body=body, time=time.time(),
-        )
-        fake._record(req)
-        path = parts.path.rstrip("/")
-        if self.command == "POST" and path.endswith("/v1/messages"):
-            step, route = fake._next_step(req)
-            self._play(req, step, route)
-        elif self.command == "POST" and path.endswith("/v1/messages/count_tokens"):
-            self._json(200, {"input_tokens": max(1, len(raw) // 4)})
-        elif self.command in ("GET", "HEAD") and path in ("", "/api/hello", "/health"):
-            self._json(200, {"ok": True})
-        else:
-            self._json(404, sse.error_body("not_found_error", f"fake: no route {parts.path}"))
-
-    # ---------------------------------------------------------------- steps
-    def _play(self, req: Request, step: Step | None, route: Route | None) -> None:
-        fake = self.fake
-        try:
-            concrete = resolve(step, req)
-        except Exception as e:  # a broken callable step: answer 500 rather than hang
-            fake.errors.append(f"callable step raised {e!r}")
-            concrete = Fault(500, f"fake: callable step raised {e!r}")
-        if concrete is None:
-            if step is not None:  # a callable chose "nothing"
-                fake.exhausted += 1
-                req.extra["exhausted"] = True
-            concrete = reply(EXHAUSTED_TEXT)
-        req.extra["step"] = type(concrete).__name__
-        if isinstance(concrete, Reply):
-            self._reply(req, concrete)
-        elif isinstance(concrete, Fault):
-            extra = dict(concrete.headers)
-            if concrete.retry_after is not None:
-                extra["retry-after"] = f"{concrete.retry_after:g}"
-            self._json(concrete.status, sse.error_body(concrete.type, concrete.text), extra)
-        elif isinstance(concrete, SseError):
-            if req.stream:
-                self._headers(200, "text/event-stream", None)
-                self._chunk(sse.encode(*sse.message_start(
-                    f"msg_fake_{fake._next_id('msg')}", req.model or DEFAULT_MODEL,
-                    {"input_tokens": max(1, len(req.raw) // 4)})))
-                self._chunk(sse.encode("error", sse.error_body(concrete.error_type,
-                                                                concrete.message)))
-                self._end_chunks()
-            else:
-                status = STATUS_FOR_TYPE.get(concrete.error_type, 500)
-                self._json(status, sse.error_body(concrete.error_type, concrete.message))
-        elif isinstance(concrete, Delay):
-            if self._gone_within(concrete.seconds):
-                self._abort()
-                return
-            self._play(req, concrete.step or reply(DEFAULT_TEXT), None)
-        elif isinstance(concrete, Cut):
-            self._partial(req, concrete.step, concrete.after, stall=False)
-            if concrete.replay:
-                fake._push_front(route, concrete.step or reply(DEFAULT_TEXT))
-        elif isinstance(concrete, Stall):
-            self._partial(req, concrete.step, concrete.after, stall=True)
-
-    def _reply(self, req: Request, step: Reply) -> None:
-        msg_id, model, blocks, stop, usage, out = self.fake._materialize(req, step)
-        if req.stream:
-            self._headers(200, "text/event-stream", None)
-            for name, data in sse.stream_events(msg_id, model, blocks, stop, usage, out):
-                self._chunk(sse.encode(name, data))
-            self._end_chunks()
-        else:
-            self._json(200, sse.message_json(msg_id, model, blocks, stop, usage, out))
-
-    def _partial(self, req: Request, inner: Step | None, after: int, stall: bool) -> None:
-        """Deliver the first ``after`` events (or half the JSON body), then drop or go silent."""
-        concrete = resolve(inner, req) if inner is not None else reply(DEFAULT_TEXT)
-        if not isinstance(concrete, Reply):
-            concrete = reply(DEFAULT_TEXT)
-        msg_id, model, blocks, stop, usage, out = self.fake._materialize(req, concrete)
-        if req.stream:
-            self._headers(200, "text/event-stream", None)
-            events = sse.stream_events(msg_id, model, blocks, stop, usage, out)
-            for name, data in events[:max(0, after)]:
-                self._chunk(sse.encode(name, data))
-        else:
-            data = json.dumps(sse.message_json(msg_id, model, blocks, stop, usage, out)).encode()
-            self._headers(200, "application/json", len(data))
-            if not stall:
-                self.wfile.write(data[: len(data) // 2])
-                self.wfile.flush()
-        if stall:
-            self._gone_within(None)
-        self._abort()
