@@ -4,6 +4,7 @@ corrupt files, and several processes sharing one sessions.db."""
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
 import sqlite3
 import subprocess
@@ -117,7 +118,7 @@ async def test_mtime_strictly_increases_and_is_epoch_ms(db: Path) -> None:
         await store.append(KEY, [{"type": "user", "uuid": f"x{i}"}])
         (entry,) = await store.list_sessions(KEY["project_key"])
         seen.append(entry["mtime"])
-    assert all(b > a for a, b in zip(seen, seen[1:], strict=False)) and seen[0] > 1e12
+    assert all(b > a for a, b in itertools.pairwise(seen)) and seen[0] > 1e12
     (summary,) = await store.list_session_summaries(KEY["project_key"])
     assert summary["mtime"] == seen[-1]
     # a second store on the same file (another process) continues above the stored clock
