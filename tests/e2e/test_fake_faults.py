@@ -107,14 +107,14 @@ async def test_sse_error_event_is_retried(fake: FakeServer, workspace: Path,
 
 async def test_delay_beyond_api_timeout(fake: FakeServer, workspace: Path,
                                         cli_env: dict[str, str]) -> None:
-    fake.script(delay(8, "too late"))
+    fake.script(delay(30, "too late"))
     env = {**cli_env, "API_TIMEOUT_MS": "2000"}
     t0 = time.monotonic()
     msgs, err = await collect("hi", options(workspace, env))
     assert isinstance(err, ResultError) and err.terminal_reason == "api_error"
     assert "timed out" in (err.result or "").lower()
     assert "API_TIMEOUT_MS" in _synthetic(msgs).content[0].text
-    assert time.monotonic() - t0 < 8  # gave up at the header timeout, not after the delay
+    assert time.monotonic() - t0 < 20  # gave up at the header timeout, not after the delay
     (req,) = fake.message_requests()
     assert req.headers["x-stainless-timeout"] == "2"
 
@@ -140,9 +140,9 @@ async def test_outage_then_recovery_same_port(fake: FakeServer, workspace: Path,
                                               cli_env: dict[str, str]) -> None:
     port = fake.port
     fake.script("back online", "second query ok")
+    t0 = time.monotonic()
     fake.outage(seconds=2.5)
     env = {**cli_env, "CLAUDE_CODE_MAX_RETRIES": "6"}
-    t0 = time.monotonic()
     msgs, err = await collect("hi", options(workspace, env))
     assert err is None and result(msgs).result == "back online"
     retries = system(msgs, "api_retry")
