@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from flower.testing import FakeServer, reply, text, tool_result_text, tool_use
+from flower.testing import FakeServer, reply, text, thinking, tool_result_text, tool_use
 from flower.testing.sdk import assistant_text, collect, of_type, options, result, tool_results
 
 
@@ -86,3 +86,39 @@ async def test_parallel_tool_calls(fake: FakeServer, workspace: Path,
     assert [m["role"] for m in req.messages[-2:]] == ["assistant", "user"]
     calls = [b for b in req.messages[-2]["content"] if b["type"] == "tool_use"]
     assert [c["id"] for c in calls] == ["toolu_a", "toolu_b"]
+
+
+async def test_partial_messages_mirror_the_sse_sequence(fake: FakeServer, workspace: Path,
+                                                        cli_env: dict[str, str]) -> None:
+    fake.script(reply(thinking("hmm"), "streamed text"))
+    msgs, err = await collect("hi", options(workspace, cli_env, include_partial_messages=True))
+    assert err is None and result(msgs).result == "streamed text"
+    kinds = [m.event["type"] for m in of_type(msgs, "StreamEvent")]
+    assert kinds == [
+        "message_start",
+        "content_block_start", "content_block_delta", "content_block_delta", "content_block_stop",
+        "content_block_start", "content_block_delta", "content_block_stop",
+        "message_delta", "message_stop",
+    ]
+
+
+async def test_count_tokens_via_context_usage(fake: FakeServer, workspace: Path,
+                                              cli_env: dict[str, str]) -> None:
+    import anyio
+    from claude_agent_sdk import ClaudeSDKClient
+
+    fake.script("turn one", "turn two")
+    with anyio.fail_after(60):
+        async with ClaudeSDKClient(options(workspace, cli_env)) as client:
+            for prompt in ("first", "second"):
+                await client.query(prompt)
+                async for _ in client.receive_response():
+                    pass
+            usage = await client.get_context_usage()
+    turns = fake.message_requests()
+    assert len(turns) == 2 and turns[0].session_id == turns[1].session_id
+    assert "first" in turns[1].text() and "turn one" in turns[1].text()  # history replayed
+    assert usage["totalTokens"] == len(turns[1].raw) // 4
+    counted = [r for r in fake.requests if r.path.endswith("/count_tokens")]
+    assert counted and all(r.method == "POST" for r in counted)
+    assert fake.remaining() == 0 and fake.exhausted == 0  # count_tokens consumed no steps
