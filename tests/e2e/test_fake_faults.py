@@ -9,6 +9,7 @@ import time
 from pathlib import Path
 
 import anyio
+import pytest
 from claude_agent_sdk import ResultError
 
 from flower.testing import FakeServer, cut, delay, fault, reply, sse_error, stall, tool_use
@@ -177,3 +178,16 @@ async def test_outage_during_query_drops_live_stream(fake: FakeServer, workspace
     assert outcome["err"] is None
     assert result(outcome["msgs"]).result == "recovered after outage"
     assert len(fake.message_requests()) == 2
+
+
+async def test_collect_deadline_bounds_a_hung_cli(fake: FakeServer, workspace: Path,
+                                                  cli_env: dict[str, str]) -> None:
+    """The helper's own watchdog: a stream that never ends (idle timeout far away) raises
+    TimeoutError at the deadline, and the SDK then shuts the CLI down (≈5 s grace)."""
+    fake.script(stall(after=1))
+    env = {**cli_env, "CLAUDE_BYTE_STREAM_IDLE_TIMEOUT_MS": "600000"}
+    t0 = time.monotonic()
+    with pytest.raises(TimeoutError):
+        await collect("hi", options(workspace, env), timeout=2)
+    assert time.monotonic() - t0 < 15
+    fake.stop()  # the stalled handler ends at once
