@@ -374,16 +374,16 @@ def test_ids_and_exhaustion_counter(server: FakeServer) -> None:
 def test_wait_for_and_concurrency(server: FakeServer) -> None:
     import threading
 
-    server.script(*[f"r{i}" for i in range(20)])
-    threads = [threading.Thread(target=post, args=(server, {"messages": []})) for _ in range(20)]
+    server.script(*[f"r{i}" for i in range(40)])
+    threads = [threading.Thread(target=post, args=(server, {"messages": []})) for _ in range(40)]
     for t in threads:
         t.start()
-    assert len(server.wait_for(count=20, timeout=10)) == 20
+    assert len(server.wait_for(count=40, timeout=10)) == 40
     for t in threads:
         t.join()
     assert server.remaining() == 0 and server.exhausted == 0
     with pytest.raises(TimeoutError):
-        server.wait_for(count=21, timeout=0.2)
+        server.wait_for(count=41, timeout=0.2)
 
 
 def test_json_script_format() -> None:

@@ -45,6 +45,7 @@ class Route:
 class _HTTPServer(ThreadingHTTPServer):
     daemon_threads = True
     allow_reuse_address = True
+    request_queue_size = 128  # socketserver's default 5 resets bursts of parallel clients
     fake: FakeServer
 
     def handle_error(self, request: Any, client_address: Any) -> None:
