@@ -99,36 +99,53 @@ def _is_interrupt(e: Entry, block: dict[str, Any]) -> bool:
     return block.get("is_error") is True and isinstance(body, str) and _INTERRUPT_MARK in body
 
 
+def _blocks_of(e: Entry) -> list[Any] | None:
+    message = e.get("message")
+    content = message.get("content") if type(message) is dict else None
+    return content if type(content) is list else None
+
+
 def prune_entries(entries: list[Entry], policy: PrunePolicy) -> tuple[list[Entry], dict[str, int]]:
-    """The pruned copy of ``entries`` and counts of what was done. Never mutates the input."""
+    """The pruned copy of ``entries`` and counts of what was done. Never mutates the input.
+
+    Written as a few flat passes with cheap type checks first: it runs on every resume of a
+    run that may hold 50k entries.
+    """
     stats = {"pruned": 0, "denials_dropped": 0, "neutralized": 0, "healed": 0}
-    denied = [d for d in map(_denied_id, entries) if d is not None]
+    denied = [d for e in entries
+              if "toolDenialKind" in e or "permissionDecision" in e
+              for d in (_denied_id(e),) if d is not None]
     keep = max(policy.keep_denials, 0)
     gone = set(denied[: len(denied) - keep] if keep else denied)
     stats["denials_dropped"] = len(gone)
 
     work = list(entries)
     drop: set[int] = set()
+    drop_errors = policy.drop_api_errors
+    neutralize = policy.neutralize_interrupts
     for i, e in enumerate(entries):
-        if is_protected(e):
+        kind = e.get("type")
+        if kind not in ("user", "assistant", "system") or is_protected(e):
             continue
-        if policy.drop_api_errors and _is_api_error(e):
+        if drop_errors and _is_api_error(e):
             drop.add(i)
             continue
-        blocks = content_blocks(e)
+        blocks = _blocks_of(e)
         if not blocks:
             continue
-        if gone:
+        if gone and any(type(b) is dict and (b.get("id") in gone or b.get("tool_use_id") in gone)
+                        for b in blocks):
             kept = [b for b in blocks if not (
-                isinstance(b, dict) and (b.get("id") in gone or b.get("tool_use_id") in gone)
+                type(b) is dict and (b.get("id") in gone or b.get("tool_use_id") in gone)
                 and b.get("type") in ("tool_use", "tool_result"))]
-            if len(kept) != len(blocks):
-                if not kept:
-                    drop.add(i)
-                    continue
-                work[i] = e = with_content(e, kept, drop=("toolUseResult",))
-                blocks = kept
-        if policy.neutralize_interrupts and e.get("type") == "user":
+            if not kept:
+                drop.add(i)
+                continue
+            work[i] = e = with_content(e, kept, drop=("toolUseResult",))
+            blocks = kept
+        if neutralize and kind == "user" and (
+                e.get("toolDenialKind") in INTERRUPT_KINDS
+                or any(type(b) is dict and b.get("is_error") is True for b in blocks)):
             fixed = [
                 {**b, "content": policy.interrupt_text, "is_error": False}
                 if isinstance(b, dict) and b.get("type") == "tool_result" and _is_interrupt(e, b)
@@ -148,16 +165,23 @@ def prune_entries(entries: list[Entry], policy: PrunePolicy) -> tuple[list[Entry
 
 def _orphans(entries: list[Entry]) -> dict[int, list[str]]:
     """entry index → tool_use ids in it that no later tool_result answers."""
-    answered: set[str] = set()
+    answered: set[Any] = set()
     found: dict[int, list[str]] = {}
     for i in range(len(entries) - 1, -1, -1):
         e = entries[i]
-        if e.get("type") == "user":
-            answered.update(b.get("tool_use_id") for _, b in _results(e))
-        elif e.get("type") == "assistant" and not is_protected(e):
-            ids = [b["id"] for b in content_blocks(e) if isinstance(b, dict)
-                   and b.get("type") == "tool_use" and isinstance(b.get("id"), str)
-                   and b["id"] not in answered]
+        kind = e.get("type")
+        if kind != "user" and kind != "assistant":
+            continue
+        blocks = _blocks_of(e)
+        if not blocks:
+            continue
+        if kind == "user":
+            for b in blocks:
+                if type(b) is dict and b.get("type") == "tool_result":
+                    answered.add(b.get("tool_use_id"))
+        elif not is_protected(e):
+            ids = [b["id"] for b in blocks if type(b) is dict and b.get("type") == "tool_use"
+                   and isinstance(b.get("id"), str) and b["id"] not in answered]
             if ids:
                 found[i] = ids
     return found
@@ -210,9 +234,13 @@ def _heal(entries: list[Entry], text: str, stats: dict[str, int]) -> list[Entry]
         stats["healed"] += len(ids)
     out: list[Entry] = []
     for i, e in enumerate(entries):
-        changes = {f: redirect[e[f]] for f in ("parentUuid", "leafUuid")
-                   if isinstance(e.get(f), str) and e[f] in redirect}
-        out.append({**e, **changes} if changes else e)
+        p = e.get("parentUuid")
+        if p in redirect:
+            e = {**e, "parentUuid": redirect[p]}
+        leaf = e.get("leafUuid")
+        if leaf in redirect:
+            e = {**e, "leafUuid": redirect[leaf]}
+        out.append(e)
         if i in inserts:
             out.append(inserts[i])
     return out

@@ -64,7 +64,9 @@ def result_text(block: dict[str, Any]) -> str | None:
 
 def with_content(entry: Entry, content: list[Any], *, drop: Iterable[str] = ()) -> Entry:
     """A copy of ``entry`` whose ``message.content`` is ``content`` (and without ``drop`` keys)."""
-    new = {k: v for k, v in entry.items() if k not in set(drop)}
+    new = dict(entry)
+    for key in drop:
+        new.pop(key, None)
     new["message"] = {**entry["message"], "content": content}
     return new
 
@@ -81,10 +83,10 @@ def relink(entries: list[Entry], drop: set[int]) -> list[Entry]:
     if not drop:
         return list(entries)
     parent: dict[str, Any] = {}
-    dropped: set[str] = set()
+    dropped: set[Any] = set()
     for i, e in enumerate(entries):
         uid = e.get("uuid")
-        if isinstance(uid, str):
+        if uid.__class__ is str:
             parent[uid] = e.get("parentUuid")
             if i in drop:
                 dropped.add(uid)
@@ -111,10 +113,11 @@ def relink(entries: list[Entry], drop: set[int]) -> list[Entry]:
     for i, e in enumerate(entries):
         if i in drop:
             continue
-        changes = {
-            field: survivor(e[field])
-            for field in ("parentUuid", "leafUuid")
-            if isinstance(e.get(field), str) and e[field] in dropped
-        }
-        out.append({**e, **changes} if changes else e)
+        p = e.get("parentUuid")
+        if p in dropped:
+            e = {**e, "parentUuid": survivor(p)}
+        leaf = e.get("leafUuid")
+        if leaf in dropped:
+            e = {**e, "leafUuid": survivor(leaf)}
+        out.append(e)
     return out

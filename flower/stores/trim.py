@@ -91,6 +91,33 @@ def _empty_report() -> dict[str, int]:
     return {"expired": 0, "cleared": 0, "kept": 0, "chars_saved": 0}
 
 
+# (entry index, block index, tool_result block, text body or None, tool_use_id)
+_Site = tuple[int, int, dict[str, Any], "str | None", Any]
+
+
+def _scan(entries: list[Entry]) -> tuple[list[_Site], dict[str, str]]:
+    """Every tool_result block outside protected entries, and ephemeral Bash commands by
+    tool_use id (only calls that precede their result count)."""
+    sites: list[_Site] = []
+    commands: dict[str, str] = {}
+    for i, e in enumerate(entries):
+        kind = e.get("type")
+        if kind == "assistant":
+            for b in tool_uses(e):
+                inp = b.get("input")
+                if b.get("name") == "Bash" and isinstance(inp, dict):
+                    cmd = inp.get("command")
+                    tid = b.get("id")
+                    if isinstance(cmd, str) and isinstance(tid, str) and _ephemeral(cmd):
+                        commands[tid] = cmd
+        elif kind == "user" and not is_protected(e):
+            for j, b in enumerate(content_blocks(e)):
+                if isinstance(b, dict) and b.get("type") == "tool_result":
+                    tid = b.get("tool_use_id")
+                    sites.append((i, j, b, result_text(b), commands.get(tid) and tid))
+    return sites, commands
+
+
 def _replace_bodies(entries: list[Entry], edits: dict[int, dict[int, dict[str, Any]]],
                     ) -> list[Entry]:
     """Apply ``edits[entry_index][block_index] = new_block`` copy-on-write."""
@@ -115,6 +142,7 @@ class TrimmingSessionStore(SqliteSessionStore):
         self.policy = policy if policy is not None else TrimPolicy()
         self.ephemeral = ephemeral if ephemeral is not None else EphemeralPolicy()
         self.last_report: dict[str, int] = _empty_report()
+        self._spilled: dict[tuple[Any, int, int], str] = {}
         self._spill_dir()  # fail at construction, not at the first resume
         super().__init__(path)
 
@@ -131,89 +159,84 @@ class TrimmingSessionStore(SqliteSessionStore):
     def _rewrite(self, key: SessionKey, entries: list[Any]) -> list[Any]:
         entries = super()._rewrite(key, entries)
         report = _empty_report()
-        if self.ephemeral.enabled:
-            entries = self._expire(entries, report)
-        if self.policy.enabled:
-            entries = self._trim(entries, report)
+        if self.ephemeral.enabled or self.policy.enabled:
+            # One scan serves both rules (a long run has ~50k entries).
+            sites, commands = _scan(entries)
+            edits: dict[int, dict[int, dict[str, Any]]] = {}
+            if self.ephemeral.enabled:
+                self._expire_sites(entries, sites, commands, edits, report)
+            if self.policy.enabled:
+                self._trim_sites(entries, sites, edits, report)
+            entries = _replace_bodies(entries, edits)
         if key.get("subpath") is None:  # subagent loads must not overwrite the step's report
             self.last_report = report
         return entries
 
     def expire(self, entries: list[Entry]) -> list[Entry]:
         """Replace the bodies of all but the newest ``keep_recent`` ephemeral Bash results."""
-        return self._expire(entries, self.last_report)
+        sites, commands = _scan(entries)
+        edits: dict[int, dict[int, dict[str, Any]]] = {}
+        self._expire_sites(entries, sites, commands, edits, self.last_report)
+        return _replace_bodies(entries, edits)
 
     def trim(self, entries: list[Entry]) -> list[Entry]:
         """Spill all but the newest ``keep_recent`` text results of ``min_chars`` or more."""
-        return self._trim(entries, self.last_report)
-
-    def _expire(self, entries: list[Entry], report: dict[str, int]) -> list[Entry]:
-        pol = self.ephemeral
-        commands: dict[str, str] = {}
-        sites: list[tuple[int, int, str]] = []
-        for i, e in enumerate(entries):
-            kind = e.get("type")
-            if kind == "assistant":
-                for b in tool_uses(e):
-                    inp = b.get("input")
-                    if b.get("name") != "Bash" or not isinstance(inp, dict):
-                        continue
-                    cmd = inp.get("command")
-                    if isinstance(cmd, str) and isinstance(b.get("id"), str) and _ephemeral(cmd):
-                        commands[b["id"]] = cmd
-            elif kind == "user" and commands and not is_protected(e):
-                for j, b in enumerate(content_blocks(e)):
-                    if not isinstance(b, dict) or b.get("type") != "tool_result":
-                        continue
-                    cmd = commands.get(b.get("tool_use_id"))  # type: ignore[arg-type]
-                    body = result_text(b) if cmd is not None else None
-                    if body is not None and len(body) <= pol.max_chars:
-                        sites.append((i, j, cmd))  # type: ignore[arg-type]
-        old = sites[: max(len(sites) - max(pol.keep_recent, 0), 0)]
+        sites, _ = _scan(entries)
         edits: dict[int, dict[int, dict[str, Any]]] = {}
-        for k, (i, j, cmd) in enumerate(old):
-            block = content_blocks(entries[i])[j]
-            edits.setdefault(i, {})[j] = {**block, "content": pol.placeholder(cmd, len(sites) - k)}
-        report["expired"] += len(old)
+        self._trim_sites(entries, sites, edits, self.last_report)
         return _replace_bodies(entries, edits)
 
-    def _trim(self, entries: list[Entry], report: dict[str, int]) -> list[Entry]:
+    def _expire_sites(self, entries: list[Entry], sites: list[_Site], commands: dict[str, str],
+                      edits: dict[int, dict[int, dict[str, Any]]],
+                      report: dict[str, int]) -> None:
+        pol = self.ephemeral
+        eligible = [(i, j, block, commands[tid]) for i, j, block, body, tid in sites
+                    if tid in commands and body is not None and len(body) <= pol.max_chars]
+        old = eligible[: max(len(eligible) - max(pol.keep_recent, 0), 0)]
+        for k, (i, j, block, cmd) in enumerate(old):
+            note = pol.placeholder(cmd, len(eligible) - k)
+            edits.setdefault(i, {})[j] = {**block, "content": note}
+        report["expired"] += len(old)
+
+    def _trim_sites(self, entries: list[Entry], sites: list[_Site],
+                    edits: dict[int, dict[int, dict[str, Any]]],
+                    report: dict[str, int]) -> None:
         pol = self.policy
-        sites: list[tuple[int, int, str]] = []
-        for i, e in enumerate(entries):
-            if e.get("type") != "user" or is_protected(e):
-                continue
-            for j, b in enumerate(content_blocks(e)):
-                if isinstance(b, dict) and b.get("type") == "tool_result":
-                    body = result_text(b)
-                    if body is not None and len(body) >= pol.min_chars:
-                        sites.append((i, j, body))
-        keep = min(max(pol.keep_recent, 0), len(sites))
-        edits: dict[int, dict[int, dict[str, Any]]] = {}
-        for i, j, body in sites[: len(sites) - keep]:
-            path = self._spill(body)
+        big = [(i, j, block, body) for i, j, block, body, _ in sites
+               if body is not None and len(body) >= pol.min_chars
+               and j not in edits.get(i, ())]  # an expired body is already tiny
+        keep = min(max(pol.keep_recent, 0), len(big))
+        directory = str(self._spill_dir()) if len(big) > keep else ""
+        for i, j, block, body in big[: len(big) - keep]:
+            # Stored rows never change, so (uuid, block) pins the body: skip re-hashing it on
+            # every later resume in this process (the file itself is still checked).
+            ident = (entries[i].get("uuid"), j, len(body))
+            path = self._spilled.get(ident)
+            if path is None or not os.path.exists(path):
+                path = self._spill(body, directory)
+                if path is not None and ident[0] is not None:
+                    self._spilled[ident] = path
             if path is None:
                 keep += 1
                 continue
-            pointer = pol.placeholder(str(path), len(body))
-            edits.setdefault(i, {})[j] = {**content_blocks(entries[i])[j], "content": pointer}
+            pointer = pol.placeholder(path, len(body))
+            edits.setdefault(i, {})[j] = {**block, "content": pointer}
             report["cleared"] += 1
             report["chars_saved"] += len(body) - len(pointer)
         report["kept"] += keep
-        return _replace_bodies(entries, edits)
 
-    def _spill(self, body: str) -> Path | None:
+    def _spill(self, body: str, directory: str) -> str | None:
         """Write ``body`` once, atomically, content-addressed; None if the disk refuses.
 
-        A failed spill keeps the result in context rather than failing the resume.
+        A failed spill keeps the result in context rather than failing the resume. Plain
+        ``os.path`` strings: a long run spills thousands of results per load.
         """
         data = body.encode("utf-8", "surrogatepass")
-        directory = self._spill_dir()
-        path = directory / f"{hashlib.sha256(data).hexdigest()[:16]}.txt"
-        if path.exists():
+        path = os.path.join(directory, hashlib.sha256(data).hexdigest()[:16] + ".txt")
+        if os.path.exists(path):
             return path
         try:
-            directory.mkdir(parents=True, exist_ok=True)
+            os.makedirs(directory, exist_ok=True)
             fd, tmp = tempfile.mkstemp(dir=directory, prefix=".spill-", suffix=".tmp")
             try:
                 with os.fdopen(fd, "wb") as fh:

@@ -1,0 +1,159 @@
+"""Session-store benchmark (run by hand): append throughput, load latency, load memory.
+
+    /work/venv/bin/python bench/store_bench.py [--entries 50000] [--mb 100]
+
+Builds a synthetic transcript shaped like the CLI's (one block per assistant entry, tool
+results as user entries, ephemeral Bash look-ups, denials, API-error debris), appends it in
+SDK-sized batches, then compares ``load()`` of the bare SQLite store with the full
+trim + prune pipeline. Targets: append >= 20,000 entries/s; pipeline load <= 1.5x SQLite
+load; peak memory during load <= 3x transcript size.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import gc
+import json
+import random
+import statistics
+import sys
+import tempfile
+import time
+import tracemalloc
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from flower.stores.prune import PruningSessionStore
+from flower.stores.sqlite import SqliteSessionStore
+from flower.stores.trim import TrimPolicy
+
+KEY = {"project_key": "-bench-ws", "session_id": "0f6c0d1e-bench"}
+BATCH = 100  # the SDK's mirror batches are small; eager flush sends even fewer
+COMMON = {"isSidechain": False, "userType": "external", "entrypoint": "sdk-py",
+          "cwd": "/home/u/bench-ws", "sessionId": KEY["session_id"], "version": "2.1.332",
+          "gitBranch": "main"}
+
+
+def transcript(n: int, target_bytes: int, seed: int = 7) -> list[dict[str, Any]]:
+    rnd = random.Random(seed)
+    out: list[dict[str, Any]] = []
+    parent: str | None = None
+    avg_body = max(target_bytes // n * 2 - 900, 10)
+
+    def add(entry: dict[str, Any]) -> None:
+        nonlocal parent
+        entry.update(COMMON, uuid=f"{len(out):08d}-0000-4000-8000-000000000000",
+                     parentUuid=parent, timestamp="2026-09-07T01:52:40.123Z")
+        parent = entry["uuid"]
+        out.append(entry)
+
+    add({"type": "user", "message": {"role": "user", "content": "build the thing"}})
+    t = 0
+    while len(out) < n:
+        t += 1
+        kind = rnd.random()
+        cmd = rnd.choice(["git status", "ls -la src", "pytest -q", "cat build.log",
+                          "grep -rn TODO ."]) if kind > 0.05 else "rm -rf build"
+        add({"type": "assistant", "requestId": f"req_{t}", "message": {
+            "id": f"msg_{t}", "type": "message", "role": "assistant", "model": "claude-opus-5-5",
+            "content": [{"type": "tool_use", "id": f"toolu_{t:06d}", "name": "Bash",
+                         "input": {"command": cmd, "description": "run"}}],
+            "stop_reason": "tool_use", "stop_sequence": None,
+            "usage": {"input_tokens": 1000 + t, "cache_read_input_tokens": 90000,
+                      "cache_creation_input_tokens": 120, "output_tokens": 40}}})
+        size = int(rnd.expovariate(1 / avg_body))
+        body = ("".join(rnd.choices("abcdefghij \n", k=64)) * (size // 64 + 1))[:size]
+        extra: dict[str, Any] = {}
+        if cmd.startswith("rm"):
+            body = "PreToolUse:Bash hook error: Bash 不要直接用"
+            extra = {"toolDenialKind": "permission-rule"}
+        add({"type": "user", **extra, "sourceToolAssistantUUID": parent, "message": {
+            "role": "user", "content": [{"tool_use_id": f"toolu_{t:06d}", "type": "tool_result",
+                                         "content": body, "is_error": bool(extra)}]},
+             "toolUseResult": {"stdout": body[:200], "stderr": "", "interrupted": False}})
+        if rnd.random() < 0.002:
+            add({"type": "assistant", "isApiErrorMessage": True, "message": {
+                "model": "<synthetic>", "role": "assistant",
+                "content": [{"type": "text", "text": "API Error: Connection refused"}]}})
+    return out[:n]
+
+
+async def append_all(store: SqliteSessionStore, entries: list[dict[str, Any]]) -> float:
+    start = time.perf_counter()
+    for i in range(0, len(entries), BATCH):
+        await store.append(KEY, entries[i:i + BATCH])
+    return time.perf_counter() - start
+
+
+async def timed_load(store: SqliteSessionStore, rounds: int) -> tuple[float, int]:
+    times = []
+    n = 0
+    for _ in range(rounds):
+        gc.collect()
+        start = time.perf_counter()
+        out = await store.load(KEY)
+        times.append(time.perf_counter() - start)
+        n = len(out or [])
+        del out
+    return statistics.median(times), n
+
+
+async def peak_memory(store: SqliteSessionStore) -> int:
+    gc.collect()
+    tracemalloc.start()
+    out = await store.load(KEY)
+    _, peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    del out
+    return peak
+
+
+async def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--entries", type=int, default=50_000)
+    ap.add_argument("--mb", type=float, default=100.0)
+    ap.add_argument("--rounds", type=int, default=3)
+    args = ap.parse_args()
+
+    entries = transcript(args.entries, int(args.mb * 1e6))
+    size = sum(len(json.dumps(e, ensure_ascii=False).encode()) for e in entries)
+    print(f"transcript: {len(entries):,} entries, {size / 1e6:.1f} MB of JSON")
+
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp)
+        base = SqliteSessionStore(root / "sessions.db")
+        secs = await append_all(base, entries)
+        rate = len(entries) / secs
+        replay = await append_all(base, entries[: 10 * BATCH])
+        print(f"append: {secs:.2f} s -> {rate:,.0f} entries/s (target >= 20,000)"
+              f"  [replay of 1,000 already-stored entries: {replay * 1000:.0f} ms]")
+        del entries
+        gc.collect()
+
+        pipe = PruningSessionStore(root / "sessions.db", root / "ws",
+                                   policy=TrimPolicy(enabled=True))
+        t_first = time.perf_counter()
+        first = await pipe.load(KEY)
+        t_first = time.perf_counter() - t_first
+        del first
+        t_sql, n_sql = await timed_load(base, args.rounds)
+        t_pipe, n_pipe = await timed_load(pipe, args.rounds)
+        print(f"load sqlite-only: {t_sql:.2f} s ({n_sql:,} entries)")
+        print(f"load trim+prune:  {t_pipe:.2f} s ({n_pipe:,} entries; report {pipe.last_report},"
+              f" pruned {pipe.pruned}, denials dropped {pipe.denials_dropped})")
+        print(f"  first pipeline load incl. writing spill files: {t_first:.2f} s")
+        print(f"  ratio pipeline/sqlite: {t_pipe / t_sql:.2f}x (target <= 1.5x)")
+        m_sql = await peak_memory(base)
+        m_pipe = await peak_memory(pipe)
+        print(f"peak traced memory during load: sqlite {m_sql / 1e6:.0f} MB "
+              f"({m_sql / size:.2f}x), pipeline {m_pipe / 1e6:.0f} MB ({m_pipe / size:.2f}x)"
+              f" (target <= 3x transcript)")
+        base.close()
+        pipe.close()
+
+
+if __name__ == "__main__":
+    asyncio.run(main())
