@@ -108,8 +108,9 @@ def _blocks_of(e: Entry) -> list[Any] | None:
 def prune_entries(entries: list[Entry], policy: PrunePolicy) -> tuple[list[Entry], dict[str, int]]:
     """The pruned copy of ``entries`` and counts of what was done. Never mutates the input.
 
-    Written as a few flat passes with cheap type checks first: it runs on every resume of a
-    run that may hold 50k entries.
+    Flat passes with cheap type checks first: it runs on every resume of a run that may hold
+    50k entries. Orphans are found in the same pass (a tool_use still pending when the pass
+    ends never got a result), and healing is spliced in by the same ``relink`` pass.
     """
     stats = {"pruned": 0, "denials_dropped": 0, "neutralized": 0, "healed": 0}
     denied = [d for e in entries
@@ -121,74 +122,67 @@ def prune_entries(entries: list[Entry], policy: PrunePolicy) -> tuple[list[Entry
 
     work = list(entries)
     drop: set[int] = set()
+    pending: dict[str, int] = {}  # tool_use id -> entry index, until a result shows up
     drop_errors = policy.drop_api_errors
     neutralize = policy.neutralize_interrupts
     for i, e in enumerate(entries):
         kind = e.get("type")
-        if kind not in ("user", "assistant", "system") or is_protected(e):
+        if kind != "user" and kind != "assistant" and kind != "system":
             continue
-        if drop_errors and _is_api_error(e):
+        protected = is_protected(e)
+        if not protected and drop_errors and _is_api_error(e):
             drop.add(i)
             continue
         blocks = _blocks_of(e)
         if not blocks:
             continue
-        if gone and any(type(b) is dict and (b.get("id") in gone or b.get("tool_use_id") in gone)
-                        for b in blocks):
-            kept = [b for b in blocks if not (
-                type(b) is dict and (b.get("id") in gone or b.get("tool_use_id") in gone)
-                and b.get("type") in ("tool_use", "tool_result"))]
-            if not kept:
-                drop.add(i)
-                continue
-            work[i] = e = with_content(e, kept, drop=("toolUseResult",))
-            blocks = kept
-        if neutralize and kind == "user" and (
-                e.get("toolDenialKind") in INTERRUPT_KINDS
-                or any(type(b) is dict and b.get("is_error") is True for b in blocks)):
-            fixed = [
-                {**b, "content": policy.interrupt_text, "is_error": False}
-                if isinstance(b, dict) and b.get("type") == "tool_result" and _is_interrupt(e, b)
-                else b
-                for b in blocks
-            ]
-            changed = sum(a is not b for a, b in zip(fixed, blocks, strict=True))
-            if changed:
-                work[i] = with_content(e, fixed)
-                stats["neutralized"] += changed
-    stats["pruned"] = len(drop)
-    out = relink(work, drop)
-    if policy.heal_orphans:
-        out = _heal(out, policy.orphan_text, stats)
-    return out, stats
-
-
-def _orphans(entries: list[Entry]) -> dict[int, list[str]]:
-    """entry index → tool_use ids in it that no later tool_result answers."""
-    answered: set[Any] = set()
-    found: dict[int, list[str]] = {}
-    for i in range(len(entries) - 1, -1, -1):
-        e = entries[i]
-        kind = e.get("type")
-        if kind != "user" and kind != "assistant":
-            continue
-        blocks = _blocks_of(e)
-        if not blocks:
-            continue
+        if not protected:
+            if gone and any(type(b) is dict and (b.get("id") in gone
+                                                 or b.get("tool_use_id") in gone)
+                            for b in blocks):
+                kept = [b for b in blocks if not (
+                    type(b) is dict and (b.get("id") in gone or b.get("tool_use_id") in gone)
+                    and b.get("type") in ("tool_use", "tool_result"))]
+                if not kept:
+                    drop.add(i)
+                    continue
+                work[i] = e = with_content(e, kept, drop=("toolUseResult",))
+                blocks = kept
+            if neutralize and kind == "user" and (
+                    e.get("toolDenialKind") in INTERRUPT_KINDS
+                    or any(type(b) is dict and b.get("is_error") is True for b in blocks)):
+                blocks = _neutralize(work, i, e, blocks, policy.interrupt_text, stats)
         if kind == "user":
             for b in blocks:
                 if type(b) is dict and b.get("type") == "tool_result":
-                    answered.add(b.get("tool_use_id"))
-        elif not is_protected(e):
-            ids = [b["id"] for b in blocks if type(b) is dict and b.get("type") == "tool_use"
-                   and isinstance(b.get("id"), str) and b["id"] not in answered]
-            if ids:
-                found[i] = ids
-    return found
+                    pending.pop(b.get("tool_use_id"), None)  # type: ignore[arg-type]
+        elif kind == "assistant" and not protected:
+            for b in blocks:
+                if type(b) is dict and b.get("type") == "tool_use" and type(b.get("id")) is str:
+                    pending[b["id"]] = i
+    stats["pruned"] = len(drop)
+    inserts = (_heal(work, pending, drop, policy.orphan_text, stats)
+               if policy.heal_orphans and pending else None)
+    return relink(work, drop, inserts), stats
 
 
-def _anchor(entries: list[Entry], i: int) -> int:
-    """Last entry of the assistant message that entry ``i`` belongs to.
+def _neutralize(work: list[Entry], i: int, e: Entry, blocks: list[Any], text: str,
+                stats: dict[str, int]) -> list[Any]:
+    fixed = [
+        {**b, "content": text, "is_error": False}
+        if isinstance(b, dict) and b.get("type") == "tool_result" and _is_interrupt(e, b)
+        else b
+        for b in blocks
+    ]
+    changed = sum(a is not b for a, b in zip(fixed, blocks, strict=True))
+    if changed:
+        work[i] = with_content(e, fixed)
+        stats["neutralized"] += changed
+    return fixed
+
+
+def _anchor(entries: list[Entry], i: int, drop: set[int]) -> int:
+    """Last surviving entry of the assistant message that entry ``i`` belongs to.
 
     The CLI writes one entry per content block (same ``message.id``); the supplied results
     go after the whole message so it is not split in two.
@@ -197,7 +191,7 @@ def _anchor(entries: list[Entry], i: int) -> int:
     anchor = i
     for k in range(i + 1, len(entries)):
         e = entries[k]
-        if "uuid" not in e:  # bookkeeping entries (last-prompt, queue-operation …)
+        if k in drop or "uuid" not in e:  # dropped, or bookkeeping (last-prompt …)
             continue
         message = e.get("message")
         if (e.get("type") == "assistant" and isinstance(message, dict) and msg_id is not None
@@ -208,20 +202,22 @@ def _anchor(entries: list[Entry], i: int) -> int:
     return anchor
 
 
-def _heal(entries: list[Entry], text: str, stats: dict[str, int]) -> list[Entry]:
-    orphans = _orphans(entries)
-    if not orphans:
-        return entries
+def _heal(work: list[Entry], pending: dict[str, int], drop: set[int], text: str,
+          stats: dict[str, int]) -> dict[int, Entry]:
+    """One supplied-result entry per orphaned assistant message, keyed by where it goes."""
+    by_entry: dict[int, list[str]] = {}
+    for tid, i in pending.items():
+        by_entry.setdefault(i, []).append(tid)
     by_anchor: dict[int, list[str]] = {}
-    for i in sorted(orphans):
-        by_anchor.setdefault(_anchor(entries, i), []).extend(orphans[i])
-    redirect: dict[str, str] = {}
+    for i in sorted(by_entry):
+        by_anchor.setdefault(_anchor(work, i, drop), []).extend(by_entry[i])
     inserts: dict[int, Entry] = {}
     for a, ids in by_anchor.items():
-        anchor = entries[a]
+        anchor = work[a]
         parent = anchor.get("uuid")
         if not isinstance(parent, str):
             continue
+        # Deterministic uuid: the same stored transcript always loads to the same copy.
         heal_id = str(uuid.uuid5(_HEAL_NS, parent + "/" + ",".join(ids)))
         heal: Entry = {"type": "user", "uuid": heal_id, "parentUuid": parent}
         heal.update({k: anchor[k] for k in _COPY_FROM_ANCHOR if k in anchor})
@@ -230,20 +226,8 @@ def _heal(entries: list[Entry], text: str, stats: dict[str, int]) -> list[Entry]
             for t in ids]}
         heal["sourceToolAssistantUUID"] = parent
         inserts[a] = heal
-        redirect[parent] = heal_id
         stats["healed"] += len(ids)
-    out: list[Entry] = []
-    for i, e in enumerate(entries):
-        p = e.get("parentUuid")
-        if p in redirect:
-            e = {**e, "parentUuid": redirect[p]}
-        leaf = e.get("leafUuid")
-        if leaf in redirect:
-            e = {**e, "leafUuid": redirect[leaf]}
-        out.append(e)
-        if i in inserts:
-            out.append(inserts[i])
-    return out
+    return inserts
 
 
 class PruningSessionStore(TrimmingSessionStore):

@@ -71,7 +71,8 @@ def with_content(entry: Entry, content: list[Any], *, drop: Iterable[str] = ()) 
     return new
 
 
-def relink(entries: list[Entry], drop: set[int]) -> list[Entry]:
+def relink(entries: list[Entry], drop: set[int],
+           insert_after: dict[int, Entry] | None = None) -> list[Entry]:
     """Remove ``entries[i]`` for ``i in drop`` and re-attach orphans to a surviving ancestor.
 
     Must be given the FULL list including the entries being dropped: their ``parentUuid`` is
@@ -79,32 +80,37 @@ def relink(entries: list[Entry], drop: set[int]) -> list[Entry]:
     that, which breaks the chain silently whenever the dropped entry is mid-list (the CLI
     walks back from the leaf and everything before the break disappears from context).
     ``leafUuid`` pointers (``last-prompt`` entries) are repaired the same way. Cycle-safe.
+
+    ``insert_after[i]`` splices a new entry (whose ``parentUuid`` is ``entries[i]``) into the
+    chain right after ``entries[i]``: whatever hung below ``entries[i]`` now hangs below it.
+    Both jobs share one pass because this runs on every resume of very long transcripts.
     """
-    if not drop:
+    inserts = insert_after or {}
+    if not drop and not inserts:
         return list(entries)
-    parent: dict[str, Any] = {}
-    dropped: set[Any] = set()
-    for i, e in enumerate(entries):
-        uid = e.get("uuid")
+    parent: dict[Any, Any] = {}
+    for i in drop:
+        uid = entries[i].get("uuid")
         if uid.__class__ is str:
-            parent[uid] = e.get("parentUuid")
-            if i in drop:
-                dropped.add(uid)
-    resolved: dict[str, Any] = {}
+            parent[uid] = entries[i].get("parentUuid")
+    dropped = parent.keys()
+    redirect = {entries[a].get("uuid"): new["uuid"] for a, new in inserts.items()}
+    redirect.pop(None, None)
+    resolved: dict[Any, Any] = {}
 
     def survivor(uid: Any) -> Any:
-        if not isinstance(uid, str) or uid not in dropped:
-            return uid
+        if uid not in dropped:
+            return redirect.get(uid, uid)
         if uid in resolved:
             return resolved[uid]
         path, cur = [], uid
-        while isinstance(cur, str) and cur in dropped and cur not in resolved:
+        while cur in dropped and cur not in resolved:
             if cur in path:  # a cycle among dropped entries: nothing survives above it
                 cur = None
                 break
             path.append(cur)
-            cur = parent.get(cur)
-        result = resolved.get(cur, cur) if isinstance(cur, str) else cur
+            cur = parent[cur]
+        result = resolved[cur] if cur in resolved else redirect.get(cur, cur)
         for p in path:
             resolved[p] = result
         return result
@@ -114,10 +120,12 @@ def relink(entries: list[Entry], drop: set[int]) -> list[Entry]:
         if i in drop:
             continue
         p = e.get("parentUuid")
-        if p in dropped:
+        if p in dropped or p in redirect:
             e = {**e, "parentUuid": survivor(p)}
         leaf = e.get("leafUuid")
-        if leaf in dropped:
+        if leaf in dropped or leaf in redirect:
             e = {**e, "leafUuid": survivor(leaf)}
         out.append(e)
+        if i in inserts:
+            out.append(inserts[i])
     return out

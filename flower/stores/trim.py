@@ -35,7 +35,6 @@ from flower.stores.transcript import (
     content_blocks,
     is_protected,
     result_text,
-    tool_uses,
     with_content,
 )
 
@@ -97,24 +96,33 @@ _Site = tuple[int, int, dict[str, Any], "str | None", Any]
 
 def _scan(entries: list[Entry]) -> tuple[list[_Site], dict[str, str]]:
     """Every tool_result block outside protected entries, and ephemeral Bash commands by
-    tool_use id (only calls that precede their result count)."""
+    tool_use id (only calls that precede their result count). Inlined type checks: this
+    walks every entry of a long run on each resume."""
     sites: list[_Site] = []
     commands: dict[str, str] = {}
     for i, e in enumerate(entries):
         kind = e.get("type")
+        if kind != "user" and kind != "assistant":
+            continue
+        message = e.get("message")
+        content = message.get("content") if type(message) is dict else None
+        if type(content) is not list:
+            continue
         if kind == "assistant":
-            for b in tool_uses(e):
-                inp = b.get("input")
-                if b.get("name") == "Bash" and isinstance(inp, dict):
-                    cmd = inp.get("command")
+            for b in content:
+                if type(b) is dict and b.get("name") == "Bash" and b.get("type") == "tool_use":
+                    inp = b.get("input")
+                    cmd = inp.get("command") if type(inp) is dict else None
                     tid = b.get("id")
-                    if isinstance(cmd, str) and isinstance(tid, str) and _ephemeral(cmd):
+                    if type(cmd) is str and type(tid) is str and _ephemeral(cmd):
                         commands[tid] = cmd
-        elif kind == "user" and not is_protected(e):
-            for j, b in enumerate(content_blocks(e)):
-                if isinstance(b, dict) and b.get("type") == "tool_result":
+        elif not is_protected(e):
+            for j, b in enumerate(content):
+                if type(b) is dict and b.get("type") == "tool_result":
                     tid = b.get("tool_use_id")
-                    sites.append((i, j, b, result_text(b), commands.get(tid) and tid))
+                    body = b.get("content")
+                    text = body if type(body) is str else result_text(b)
+                    sites.append((i, j, b, text, tid if tid in commands else None))
     return sites, commands
 
 
@@ -207,12 +215,14 @@ class TrimmingSessionStore(SqliteSessionStore):
                and j not in edits.get(i, ())]  # an expired body is already tiny
         keep = min(max(pol.keep_recent, 0), len(big))
         directory = str(self._spill_dir()) if len(big) > keep else ""
+        if directory and not os.path.isdir(directory):
+            self._spilled.clear()  # spill dir removed: write everything again
         for i, j, block, body in big[: len(big) - keep]:
-            # Stored rows never change, so (uuid, block) pins the body: skip re-hashing it on
-            # every later resume in this process (the file itself is still checked).
+            # Stored rows never change, so (uuid, block) pins the body: skip re-hashing and
+            # re-checking it on every later resume in this process.
             ident = (entries[i].get("uuid"), j, len(body))
             path = self._spilled.get(ident)
-            if path is None or not os.path.exists(path):
+            if path is None:
                 path = self._spill(body, directory)
                 if path is not None and ident[0] is not None:
                     self._spilled[ident] = path
