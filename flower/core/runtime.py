@@ -286,9 +286,12 @@ class Runtime:
                     result.attempts = attempt
                     await self._attempt(spec, cur_prompt, result, resume=cur_resume,
                                         fork=cur_fork, resume_at=cur_at, emit=emit)
-                    if result.ok:
+                    # words that arrive just as the turn ends still reach the model
+                    interrupted = result.error == self.INTERRUPTED or (
+                        result.ok and self._interrupt.pending)
+                    if result.ok and not interrupted:
                         break
-                    if result.error == self.INTERRUPTED:
+                    if interrupted:
                         if not result.session_id:
                             break
                         words = self._interrupt.take() or ""
@@ -352,7 +355,8 @@ class Runtime:
     async def _attempt(self, spec: AgentSpec, prompt: str, result: StepResult, *,
                        resume: str | None, fork: bool, resume_at: str | None,
                        emit: EventSink) -> None:
-        from claude_agent_sdk import query
+        import anyio
+        from claude_agent_sdk import ClaudeSDKClient
 
         result.ok = False
         result.error = None
@@ -374,26 +378,37 @@ class Runtime:
         )
         texts: list[str] = []
         failure: str | None = None
-        stream = query(prompt=prompt, options=options)
+        fatal: str | None = None
+        client = ClaudeSDKClient(options)
         try:
-            async for message in stream:
-                self._note_session(message, result)
-                for ev in normalize(message):
-                    failure = self._absorb(ev, result, texts) or failure
-                    emit(ev)
-                if self._interrupt.pending:
-                    failure = self.INTERRUPTED
-                    break
-                fatal = _fatal_retry(message)
-                if fatal:  # the CLI is about to retry something that cannot succeed
-                    failure = fatal
-                    break
-        except Exception as exc:
+            await client.connect()
+            await client.query(prompt)
+            async with anyio.create_task_group() as tg:
+                stop = _Stopper(client)
+                tg.start_soon(self._watch_interrupt, stop)
+                async for message in client.receive_response():
+                    self._note_session(message, result)
+                    for ev in normalize(message):
+                        failure = self._absorb(ev, result, texts) or failure
+                        emit(ev)
+                    if fatal is None:
+                        fatal = _fatal_retry(message)
+                        if fatal:  # the CLI is about to retry something that cannot succeed
+                            await stop.now()
+                tg.cancel_scope.cancel()
+            if fatal:
+                failure = fatal
+            elif stop.sent and self._interrupt.pending:
+                failure = self.INTERRUPTED
+        except Exception as exc:  # every SDK failure becomes a result
             if failure is None:
                 failure = f"{type(exc).__name__}: {exc}".strip()
         finally:
-            with contextlib.suppress(Exception):
-                await stream.aclose()
+            with anyio.CancelScope(shield=True):
+                try:
+                    await client.disconnect()
+                except Exception as exc:
+                    log.warning("flower: closing the agent failed: %s", exc)
         if texts:
             result.text = "\n".join(texts).strip()
         if failure is not None:
@@ -404,6 +419,15 @@ class Runtime:
         if result.error and result.error not in result.errors and \
                 result.error != self.INTERRUPTED:
             result.errors.append(result.error)
+
+    async def _watch_interrupt(self, stop: _Stopper) -> None:
+        """Turn a human's interrupt request (from any thread) into a CLI interrupt, promptly:
+        the turn stops even in the middle of a long tool call."""
+        import anyio
+
+        while not self._interrupt.pending:
+            await anyio.sleep(0.1)
+        await stop.now()
 
     def _note_session(self, message: Any, result: StepResult) -> None:
         """Record the session id the moment it is first seen and tell ``on_session``."""
@@ -447,6 +471,19 @@ class Runtime:
                 not p.get("subagent") and p.get("context"):
             result.context = int(p["context"])
         return None
+
+
+class _Stopper:
+    """Asks the CLI to stop the current turn — once. The turn then ends with a result."""
+
+    def __init__(self, client: Any) -> None:
+        self.client = client
+        self.sent = False
+
+    async def now(self) -> None:
+        if not self.sent:
+            self.sent = True
+            await self.client.interrupt()
 
 
 def _fatal_retry(message: Any) -> str | None:
