@@ -1,0 +1,38 @@
+"""A flower process for tests that need a *separate* process to kill or to race.
+
+    python child.py steps WORKSPACE RUN_DIR NAME...   # one Runtime.run per NAME
+    python child.py flow  WORKSPACE RUN_DIR           # Workflow([Step("干活", …)])
+
+Environment (fake URL, scratch HOME …) is inherited from the test.
+"""
+
+from __future__ import annotations
+
+import sys
+
+import anyio
+
+from flower import AgentSpec, Resilience, Runtime, Step, Workflow
+
+SPEC = AgentSpec(name="worker", instructions="test agent", allowed_tools=["Bash", "Read"],
+                 permission_mode="bypassPermissions")
+QUICK = Resilience(base_delay=0.05, max_delay=0.2, probe_interval=0.2)
+
+
+async def main(mode: str, workspace: str, run_dir: str, names: list[str]) -> int:
+    rt = Runtime(workspace=workspace, run_dir=run_dir, resilience=QUICK)
+    try:
+        if mode == "steps":
+            for name in names:
+                r = await rt.run(SPEC, f"do {name}", step_name=name)
+                print(f"{name} ok={r.ok}", flush=True)
+        else:
+            ctx = await Workflow([Step("干活", SPEC, "开始干活")]).run(rt)
+            print(f"sessions={ctx['_sessions']}", flush=True)
+    finally:
+        rt.close()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(anyio.run(main, sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4:]))
