@@ -36,3 +36,10 @@ def test_public_names_resolve() -> None:
     for name in flower.__all__:
         assert getattr(flower, name) is not None, name
     assert "Runtime" in dir(flower)
+
+
+def test_core_exports_resolve() -> None:
+    import flower.core
+
+    for name in flower.core.__all__:
+        assert getattr(flower.core, name) is not None, name
