@@ -7,8 +7,7 @@ that needs it (``Runtime``, ``build_options`` …) is touched.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from flower._lazy import lazy_exports
 
 __version__ = "0.1.0"
 
@@ -53,35 +52,4 @@ _EXPORTS: dict[str, str] = {
 __all__ = sorted(_EXPORTS)
 
 
-def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module 'flower' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value  # cache: the next access is a plain attribute lookup
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_EXPORTS))
-
-
-if TYPE_CHECKING:  # pragma: no cover - static view for type checkers and IDEs
-    from flower.core.agent import (
-        AgentSpec,
-        CompactPolicy,
-        HandoffPolicy,
-        build_options,
-        default_window,
-    )
-    from flower.core.events import Event, normalize
-    from flower.core.lineage import Lineage
-    from flower.core.resilience import Resilience, classify, endpoint, reachable
-    from flower.core.runtime import Runtime, StepResult
-    from flower.core.workbench import Workbench
-    from flower.stores.ephemeral import is_ephemeral
-    from flower.stores.prune import PrunePolicy, PruningSessionStore
-    from flower.stores.sqlite import SqliteSessionStore
-    from flower.stores.trim import EphemeralPolicy, TrimmingSessionStore, TrimPolicy, trim_report
-    from flower.workflow.base import Step, StepAbort, Workflow
-    from flower.workflow.wake import wake_state
+__getattr__, __dir__ = lazy_exports("flower", _EXPORTS, globals())

@@ -99,7 +99,8 @@ WB_EXTERNAL = "工作台在仓库外面,一律用绝对路径访问。"
 WB_INJECT_OPEN = "<workbench-index>"
 WB_INJECT_CLOSE = "</workbench-index>"
 
-# Wake banner (seed 000): "<- 在 ~/proj 接上上次  需求已确认 · 目标 15 条 · 干活上下文 80.2K · 第 3 次唤醒"
+# Wake banner (seed 000), e.g.
+# "<- 在 ~/proj 接上上次  需求已确认 · 目标 15 条 · 干活上下文 80.2K · 第 3 次唤醒"
 WAKE_BANNER = "<- 在 {where} 接上上次"
 WAKE_BRIEF_OK = "需求已确认"
 WAKE_CHECKS = "目标 {n} 条"

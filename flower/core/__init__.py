@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from flower._lazy import lazy_exports
 
 _EXPORTS = {
     "AgentSpec": "flower.core.agent",
@@ -21,10 +21,4 @@ _EXPORTS = {
 __all__ = sorted(_EXPORTS)
 
 
-def __getattr__(name: str) -> Any:
-    """Lazy (PEP 562): importing a light submodule must not drag in the SDK via the runtime."""
-    import importlib
-
-    if name not in _EXPORTS:
-        raise AttributeError(f"module 'flower.core' has no attribute {name!r}")
-    return getattr(importlib.import_module(_EXPORTS[name]), name)
+__getattr__, __dir__ = lazy_exports('flower.core', _EXPORTS, globals())

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from flower._lazy import lazy_exports
 
 _EXPORTS = {
     "Ctx": "flower.workflow.base",
@@ -15,9 +15,4 @@ _EXPORTS = {
 __all__ = sorted(_EXPORTS)
 
 
-def __getattr__(name: str) -> Any:
-    import importlib
-
-    if name not in _EXPORTS:
-        raise AttributeError(f"module 'flower.workflow' has no attribute {name!r}")
-    return getattr(importlib.import_module(_EXPORTS[name]), name)
+__getattr__, __dir__ = lazy_exports('flower.workflow', _EXPORTS, globals())

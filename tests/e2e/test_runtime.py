@@ -93,7 +93,8 @@ async def test_outage_mid_step_resumes_same_session(fake: FakeServer, workspace:
     assert resumed.session_id == sid  # the SAME session
     assert "从中断处接着做" in resumed.last_user_text()
     assert "API Error" not in resumed.text() and "part-1" in resumed.text()
-    assert sum("不可达" in n for n in notices) == 1 and sum(n.endswith("恢复,继续") for n in notices) == 1
+    assert sum("不可达" in n for n in notices) == 1  # one notice each way, no flood
+    assert sum(n.endswith("恢复,继续") for n in notices) == 1
 
 
 async def test_401_is_fatal_no_retry(fake: FakeServer, workspace: Path, run_dir: Path,
