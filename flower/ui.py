@@ -44,3 +44,18 @@ def render_event(console: Console, ev: Event) -> None:
     else:
         line = f"{who}{ev.text}"
     console.print(f"[{style}]{escape(line)}[/]")
+
+
+def step_header(console: Console, ev: Event) -> None:
+    """``== 干活 ======  3/3  <- 接上次 · 第 2 次唤醒`` — the wake is visible at every step."""
+    from rich.markup import escape
+
+    from flower import texts
+
+    p = ev.payload
+    tail = f"  {p.get('index', '?')}/{p.get('total', '?')}"
+    if p.get("frozen"):
+        tail += f"  {texts.STEP_FROZEN}"
+    elif p.get("resumed"):
+        tail += f"  {texts.STEP_RESUMED.format(n=p.get('woke', 1))}"
+    console.rule(f"[bold blue]{escape(ev.text)}[/]{escape(tail)}", align="left")

@@ -1,23 +1,77 @@
-"""`flower demo` runs offline with no credentials and shows the tool call and its result."""
+"""`flower demo`: the whole flow offline with no credentials — and it survives `kill -9`."""
 
 from __future__ import annotations
 
+import json
 import os
+import signal
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
+import pytest
 
-def test_demo_runs_offline_without_credentials(tmp_path: Path, home: Path) -> None:
+
+@pytest.fixture
+def demo_env(home: Path) -> dict[str, str]:
+    """No credentials, no endpoint: the demo must bring everything it needs."""
     env = {k: v for k, v in os.environ.items()
            if not k.startswith(("ANTHROPIC_", "CLAUDE_")) and k != "FLOWER_ENV"}
     env.update({"HOME": str(home), "COLUMNS": "200", "NO_COLOR": "1"})
-    ws = tmp_path / "demo-ws"
-    out = subprocess.run([sys.executable, "-m", "flower", "demo", "-w", str(ws)], env=env,
-                         capture_output=True, text=True, timeout=120)
+    return env
+
+
+def demo(ws: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "flower", "demo", "-w", str(ws)], env=env,
+                          capture_output=True, text=True, timeout=120)
+
+
+def test_demo_runs_the_whole_flow_offline(tmp_path: Path, home: Path,
+                                          demo_env: dict[str, str]) -> None:
+    ws = tmp_path / "demo"
+    out = demo(ws, demo_env)
     assert out.returncode == 0, out.stdout + out.stderr
-    assert "Write" in out.stdout and "File created successfully" in out.stdout
-    assert "完成" in out.stdout
-    assert (ws / "hello.md").read_text(encoding="utf-8").startswith("# 你好,flower")
-    assert (ws / "runs" / "manifest.json").is_file() and (ws / "runs" / "sessions.db").is_file()
+    for shown in ("确认需求", "设定目标", "干活", "Write", "File created successfully",
+                  "python3 md2html.py sample.md", "wrote sample.html", "完成"):
+        assert shown in out.stdout, shown
+    assert "<h1>你好,flower</h1>" in (ws / "sample.html").read_text(encoding="utf-8")
+    assert (ws / ".flower" / "notes" / "需求.md").is_file()
+    rows = json.loads((ws / "runs" / "manifest.json").read_text())
+    assert [r["step"] for r in rows] == ["确认需求", "设定目标", "干活"]
+    assert all(r["ok"] for r in rows)
     assert not (home / ".claude" / "projects").exists()  # the user's config was left alone
+
+
+def test_demo_killed_with_sigkill_wakes_up_and_carries_on(
+        tmp_path: Path, demo_env: dict[str, str]) -> None:
+    ws = tmp_path / "demo"
+    proc = subprocess.Popen([sys.executable, "-m", "flower", "demo", "-w", str(ws)],
+                            env=demo_env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                            text=True, start_new_session=True)
+    tick = threading.Event()
+    try:
+        for _ in range(1200):  # up to 60 s for the work step to have written its first file
+            if (ws / "md2html.py").is_file() or proc.poll() is not None:
+                break
+            tick.wait(0.05)
+        assert (ws / "md2html.py").is_file() and proc.poll() is None
+        os.killpg(proc.pid, signal.SIGKILL)  # a terminal crash: the whole group, no cleanup
+        proc.wait(10)
+    finally:
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        proc.communicate()
+    assert not (ws / "sample.html").exists()  # it really died mid-work
+    before = json.loads((ws / "runs" / "lineage.json").read_text())
+
+    out = demo(ws, demo_env)
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert "接上上次" in out.stdout and "第 2 次唤醒" in out.stdout
+    assert out.stdout.count("已冻结,跳过") == 2  # clarify and goal are not redone
+    assert "先写转换脚本" not in out.stdout  # the script written before the kill is kept
+    assert "wrote sample.html" in out.stdout and (ws / "sample.html").is_file()
+    after = json.loads((ws / "runs" / "lineage.json").read_text())
+    assert after["woke"] == 2 and after["steps"]["干活"] == before["steps"]["干活"]
