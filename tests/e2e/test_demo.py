@@ -24,7 +24,7 @@ def demo_env(home: Path) -> dict[str, str]:
 
 def demo(ws: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "-m", "flower", "demo", "-w", str(ws)], env=env,
-                          capture_output=True, text=True, timeout=120)
+                          capture_output=True, text=True, timeout=60)
 
 
 def test_demo_runs_the_whole_flow_offline(tmp_path: Path, home: Path,

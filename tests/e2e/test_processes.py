@@ -88,7 +88,7 @@ def test_two_processes_share_one_run_dir(fake: FakeServer, workspace: Path, run_
     procs = [spawn("steps", str(workspace), str(run_dir), f"p{i}-a", f"p{i}-b", f"p{i}-c")
              for i in range(2)]
     for p in procs:
-        _out, err = p.communicate(timeout=120)
+        _out, err = p.communicate(timeout=60)
         assert p.returncode == 0, err
     rows = json.loads((run_dir / "manifest.json").read_text())
     assert sorted(r["step"] for r in rows) == sorted(

@@ -79,7 +79,7 @@ async def test_outage_mid_step_resumes_same_session(fake: FakeServer, workspace:
     notices: list[str] = []
     rt = Runtime(workspace=workspace, run_dir=run_dir, resilience=QUICK)
     try:
-        with anyio.fail_after(90):
+        with anyio.fail_after(60):
             r = await rt.run(spec(), "long task",
                              on_event=lambda ev: ev.kind == "retry" and notices.append(ev.text))
     finally:

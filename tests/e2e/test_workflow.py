@@ -24,7 +24,7 @@ async def run_flow(wf: Workflow, workspace: Path, run_dir: Path, **kw) -> tuple[
     rt = Runtime(workspace=workspace, run_dir=run_dir, resilience=kw.pop("resilience", QUICK),
                  **kw)
     try:
-        with anyio.fail_after(120):
+        with anyio.fail_after(60):
             ctx = await wf.run(rt)
     finally:
         rt.close()
@@ -264,8 +264,15 @@ async def test_workbench_index_reaches_the_model(fake: FakeServer, workspace: Pa
     wb = Workbench(workspace).ensure()
     (wb.scripts / "build.sh").write_text("#!/bin/sh\n# desc: 一键构建并跑测试\nmake test\n")
     fake.script("ok", "ok again")
-    wf = Workflow([Step("干活", agent(), "开始")], workbench=wb)
-    await run_flow(wf, workspace, run_dir, workbench=wb)
+    await run_flow(Workflow([Step("干活", agent(), "开始")], workbench=wb), workspace, run_dir,
+                   workbench=wb)
+    await run_flow(Workflow([Step("干活", agent(), "开始")], workbench=wb), workspace, run_dir,
+                   workbench=wb)  # wakes: the same session resumes
     assert "一键构建并跑测试" in wb.index_path.read_text()
-    first = fake.message_requests()[0]
-    assert "一键构建并跑测试" in first.text() and "开始" in first.last_user_text()
+    first, again = fake.message_requests()
+    # in the first user message (cache-friendly), not in the system prompt ...
+    assert "一键构建并跑测试" in first.first_user_text() and "开始" in first.last_user_text()
+    assert "一键构建并跑测试" not in first.system_text
+    # ... and a resumed session is not sent the block a second time
+    assert again.session_id == first.session_id
+    assert again.text().count("一键构建并跑测试") == 1
