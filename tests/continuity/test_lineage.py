@@ -337,8 +337,8 @@ def test_archive_without_a_lineage_file(ws: Path, runs: Path) -> None:
 
 
 def _writer(run_dir: str, ws: str, tag: str, n: int, start) -> None:
+    lin = Lineage.open(run_dir, ws)  # both open the empty state before either writes
     start.wait()
-    lin = Lineage.open(run_dir, ws)
     for i in range(n):
         lin.remember(f"{tag}-{i % 7}", f"{tag}-session-{i}")
         lin.bump()
@@ -351,12 +351,12 @@ def _check_shape(data: object) -> None:
 
 def test_concurrent_writers_never_leave_a_torn_file(ws: Path, runs: Path) -> None:
     ctx = mp.get_context("fork")
-    start = ctx.Event()
-    procs = [ctx.Process(target=_writer, args=(str(runs), str(ws), tag, 150, start))
+    ready = ctx.Barrier(3)
+    procs = [ctx.Process(target=_writer, args=(str(runs), str(ws), tag, 150, ready))
              for tag in ("a", "b")]
     for p in procs:
         p.start()
-    start.set()
+    ready.wait()
     reads = 0
     path = runs / FILENAME
     while any(p.is_alive() for p in procs):

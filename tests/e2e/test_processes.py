@@ -145,8 +145,8 @@ async def test_kill9_then_rerun_resumes_the_killed_session(
         rt.close()
     assert ctx["_woke"] == 2 and ctx["_sessions"]["干活"] == sid
     last = fake.last_request()
-    # the CLI mirrors a turn's entries lazily, so the store holds the first assistant message
-    # but not yet its tool result: the orphaned tool_use is healed on load (API-valid history)
+    # the CLI mirrors a turn's entries lazily: the store may or may not hold the tool result
+    # yet; either way the history the API got was valid (an orphan is healed on load)
     assert last.session_id == sid and "先看一眼" in last.text()
-    assert "这一步被打断了" in last.text()
+    assert "first-look" in last.text() or "这一步被打断了" in last.text()
     assert ctx["干活"] == "接上了,继续干"
