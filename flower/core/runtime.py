@@ -321,6 +321,10 @@ class Runtime:
                         cur_prompt = self.resilience.resume_prompt
                         cur_resume, cur_fork, cur_at = result.session_id, False, None
                         result.resumed = True
+        except BaseException as exc:  # Ctrl-C, task cancellation: the book still says why
+            result.ok = False
+            result.error = result.error or f"aborted ({type(exc).__name__})"
+            raise
         finally:
             result.ended_at = time.time()
             self.results.append(result)

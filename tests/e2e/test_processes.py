@@ -18,6 +18,7 @@ from flower.core.paths import project_key
 from flower.testing import FakeServer, match, reply, tool_use
 
 CHILD = str(Path(__file__).with_name("child.py"))
+SLEEPER = 'python3 -c "import time; time.sleep(30)"'  # the CLI refuses a bare `sleep N`
 
 
 def spawn(*args: str) -> subprocess.Popen[str]:
@@ -59,7 +60,7 @@ def test_sigterm_mid_step_leaves_killed_row(fake: FakeServer, workspace: Path, r
 
     def slow_tool(req):
         started.set()
-        return reply("working", tool_use("Bash", {"command": "sleep 20"}))
+        return reply("working", tool_use("Bash", {"command": SLEEPER}))
 
     fake.script(slow_tool, "never reached")
     proc = spawn("steps", str(workspace), str(run_dir), "长步骤")
@@ -109,7 +110,7 @@ async def test_kill9_then_rerun_resumes_the_killed_session(
     """A terminal crash (SIGKILL to the whole group) right after the first assistant message:
     the next run resumes the very session the dead process had started."""
     fake.script(reply("先看一眼", tool_use("Bash", {"command": "echo first-look"})),
-                reply("再等等", tool_use("Bash", {"command": "sleep 30"})))
+                reply("再等等", tool_use("Bash", {"command": SLEEPER})))
     fake.route(match.all_of(match.last_user_contains("开始干活"),
                             match.message_contains("先看一眼")), "接上了,继续干")
     proc = spawn("flow", str(workspace), str(run_dir))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import threading
 from pathlib import Path
 
@@ -14,6 +15,7 @@ from flower.testing import FakeServer, cut, fault, match, reply, tool_use
 
 STEP_TIMEOUT = 60
 
+SLEEPER = 'python3 -c "import time; time.sleep(30)"'  # the CLI refuses a bare `sleep N`
 QUICK = Resilience(base_delay=0.05, max_delay=0.2, probe_interval=0.2, probe_timeout=1.0,
                    max_offline_wait=60.0)
 
@@ -203,3 +205,58 @@ async def test_no_token_leaks(fake: FakeServer, workspace: Path, run_dir: Path,
     assert secret not in rt.manifest_path.read_text(encoding="utf-8")
     assert not any(secret in e for e in events)
     assert secret not in caplog.text
+
+
+def _cmdline(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode()
+    except OSError:
+        return "?"
+
+
+def _processes_in(directory: Path) -> list[int]:
+    """PIDs whose working directory is ``directory`` (Linux /proc)."""
+    found = []
+    for proc in Path("/proc").iterdir():
+        if proc.name.isdigit() and int(proc.name) != os.getpid():
+            try:
+                if Path(os.readlink(proc / "cwd")) == directory:
+                    found.append(int(proc.name))
+            except OSError:
+                continue
+    return found
+
+
+async def test_cancelled_step_is_recorded_and_leaves_no_cli_behind(
+        fake: FakeServer, workspace: Path, run_dir: Path, cli_env: dict[str, str]) -> None:
+    started = threading.Event()
+
+    def slow(req):
+        started.set()
+        return reply("working", tool_use("Bash", {"command": SLEEPER}))
+
+    fake.script(slow)
+    rt = Runtime(workspace=workspace, run_dir=run_dir, resilience=QUICK)
+    try:
+        with anyio.move_on_after(30) as scope:
+            async with anyio.create_task_group() as tg:
+                async def cancel_when_busy() -> None:
+                    await anyio.to_thread.run_sync(started.wait, 20)
+                    await anyio.sleep(0.5)  # let the tool start
+                    tg.cancel_scope.cancel()
+
+                tg.start_soon(cancel_when_busy)
+                await rt.run(spec(), "start")
+        assert not scope.cancelled_caught  # cancelled by the task group, well within 30 s
+    finally:
+        rt.close()
+    (row,) = manifest(rt)
+    assert row["error"] == "aborted (CancelledError)" and not row["ok"], row
+    # the CLI and its tool were shut down (the tool's exit may trail the CLI's by a moment)
+    gone = threading.Event()
+    for _ in range(100):
+        if not _processes_in(workspace.resolve()):
+            break
+        gone.wait(0.1)
+    left = {pid: _cmdline(pid) for pid in _processes_in(workspace.resolve())}
+    assert left == {}
