@@ -75,3 +75,35 @@ def test_demo_killed_with_sigkill_wakes_up_and_carries_on(
     assert "wrote sample.html" in out.stdout and (ws / "sample.html").is_file()
     after = json.loads((ws / "runs" / "lineage.json").read_text())
     assert after["woke"] == 2 and after["steps"]["干活"] == before["steps"]["干活"]
+
+
+@pytest.mark.parametrize("seed", [11, 23, 37])
+def test_demo_survives_sigkill_at_a_random_moment(tmp_path: Path, demo_env: dict[str, str],
+                                                   seed: int) -> None:
+    """Crash consistency: wherever the kill lands, the state on disk stays readable and the
+    next run finishes the job (the kill time is drawn from a seeded generator)."""
+    import random
+
+    when = random.Random(seed).uniform(0.5, 9.0)
+    ws = tmp_path / "demo"
+    proc = subprocess.Popen([sys.executable, "-m", "flower", "demo", "-w", str(ws)],
+                            env=demo_env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            start_new_session=True)
+    try:
+        try:
+            proc.wait(when)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait(10)
+    finally:
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+    for name in ("lineage.json", "manifest.json"):
+        path = ws / "runs" / name
+        if path.exists():
+            json.loads(path.read_text())  # never torn, whatever the moment
+    out = demo(ws, demo_env)
+    assert out.returncode == 0, f"killed after {when:.2f}s\n{out.stdout}{out.stderr}"
+    assert "<h1>你好,flower</h1>" in (ws / "sample.html").read_text(encoding="utf-8")
