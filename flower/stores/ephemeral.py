@@ -232,11 +232,6 @@ def _sub_first(*allowed: str) -> Callable[[Sequence[str]], None]:
     return check
 
 
-def _no_args(args: Sequence[str]) -> None:
-    if args:
-        raise _Reject("arguments not allowed")
-
-
 def _date(args: Sequence[str]) -> None:
     _forbid(args, short="s", long=("--set",))
     valued = {"-d", "-f", "-r", "--date", "--file", "--reference"}
@@ -576,12 +571,12 @@ def _git(args: Sequence[str]) -> None:
 
 _VERBS: dict[str, Callable[[Sequence[str]], None]] = {
     # directory / system information
+    # (no `env`/`printenv`: dumping the environment would put credentials into the model's
+    # context and the stored transcript)
     **{v: _any for v in ("ls", "ll", "dir", "pwd", "df", "du", "free", "uptime", "whoami",
-                         "id", "printenv", "uname", "arch", "locale", "nproc", "getconf",
-                         "sw_vers")},
+                         "id", "uname", "arch", "locale", "nproc", "getconf", "sw_vers")},
     "date": _date,
     "hostname": _hostname,
-    "env": _no_args,
     # processes and containers
     **{v: _any for v in ("ps", "top", "htop", "jobs", "lsof", "netstat", "pgrep")},
     "ss": _ss,
