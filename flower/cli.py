@@ -24,9 +24,13 @@ def main(ctx: click.Context) -> None:
 
 @main.command()
 @click.option("-w", "--workspace", type=click.Path(file_okay=False), default=None,
-              help="Folder the demo agent works in (default: a fresh temporary folder).")
+              help="Folder the demo works in (default: ./flower-demo; run again to continue).")
 def demo(workspace: str | None) -> None:
-    """Run flower offline against its built-in fake model server (no credentials needed)."""
+    """The whole flow, offline: clarify → goals → work, against a built-in fake model.
+
+    No credentials, no network. Kill it halfway (even kill -9) and run it again: it wakes
+    up and carries on.
+    """
     from flower.demo import run_demo
 
     sys.exit(run_demo(workspace))
