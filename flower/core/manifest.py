@@ -41,10 +41,11 @@ class Manifest:
         self.run_id = run_id
         self._notice = notice or _stderr
         self._scrub = scrub or (lambda text: text)
+        self._holding = False  # this process is inside write(): a signal handler must not wait
         self._lock_path = self.path.with_name(self.path.name + ".lock")
 
     @contextlib.contextmanager
-    def _locked(self, *, blocking: bool = True, timeout: float = 10.0) -> Iterator[bool]:
+    def _locked(self, *, timeout: float = 10.0) -> Iterator[bool]:
         """Hold the cross-process lock; yields False if it could not be taken in time."""
         if fcntl is None:  # pragma: no cover
             yield True
@@ -60,7 +61,7 @@ class Manifest:
                     got = True
                     break
                 except BlockingIOError:
-                    if not blocking or time.monotonic() > deadline:
+                    if time.monotonic() > deadline:
                         break
                     time.sleep(0.01)
             yield got
@@ -94,14 +95,21 @@ class Manifest:
     def write(self, rows: list[dict[str, Any]], *, blocking: bool = True) -> bool:
         """Replace this run's rows with ``rows``; other runs' rows are kept as they are.
 
-        Returns False when the lock could not be taken (only with ``blocking=False``, used
-        from signal handlers where waiting on our own lock would deadlock).
+        ``blocking=False`` is for signal handlers: it gives up at once if this very process
+        is mid-write (waiting would deadlock) and waits at most 2 s for another process.
+        Returns False when the rows could not be written.
         """
+        if not blocking and self._holding:
+            return False
         mine = [dict(r, run=self.run_id) for r in rows]
-        with self._locked(blocking=blocking) as got:
+        with self._locked(timeout=10.0 if blocking else 2.0) as got:
             if not got:
                 return False
-            others = [r for r in self.read() if r.get("run") != self.run_id]
-            body = json.dumps(others + mine, ensure_ascii=False, indent=2)
-            atomic_write(self.path, self._scrub(body))
+            self._holding = True
+            try:
+                others = [r for r in self.read() if r.get("run") != self.run_id]
+                body = json.dumps(others + mine, ensure_ascii=False, indent=2)
+                atomic_write(self.path, self._scrub(body))
+            finally:
+                self._holding = False
         return True

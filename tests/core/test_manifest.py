@@ -66,3 +66,14 @@ def test_scrub_masks_secrets(tmp_path: Path) -> None:
     Manifest(path, "r", scrub=lambda t: t.replace("sk-secret", "sk-…")).write(
         [{"step": "s", "text": "key is sk-secret"}])
     assert "sk-secret" not in path.read_text()
+
+
+def test_rescue_write_never_waits_on_its_own_lock(tmp_path: Path) -> None:
+    """A signal handler that fires while this process is mid-write must not deadlock."""
+    path = tmp_path / "manifest.json"
+    m = Manifest(path, "r")
+    m._holding = True  # as if the signal arrived inside write()
+    assert m.write([{"step": "s"}], blocking=False) is False
+    m._holding = False
+    assert m.write([{"step": "s"}], blocking=False) is True
+    assert json.loads(path.read_text())[0]["step"] == "s"
