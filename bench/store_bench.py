@@ -88,17 +88,30 @@ async def append_all(store: SqliteSessionStore, entries: list[dict[str, Any]]) -
     return time.perf_counter() - start
 
 
-async def timed_load(store: SqliteSessionStore, rounds: int) -> tuple[float, int]:
-    times = []
-    n = 0
+async def timed_load(store: SqliteSessionStore) -> tuple[float, int]:
+    gc.collect()
+    start = time.perf_counter()
+    out = await store.load(KEY)
+    secs = time.perf_counter() - start
+    n = len(out or [])
+    del out
+    return secs, n
+
+
+async def timed_loads(stores: list[SqliteSessionStore], rounds: int,
+                      ) -> list[tuple[float, int]]:
+    """Median load time (and entry count) per store, rounds interleaved.
+
+    Interleaving matters on a shared machine: timing all rounds of one store and then all
+    of the other lets a burst of foreign load land on one side only and skew the ratio.
+    """
+    times: list[list[float]] = [[] for _ in stores]
+    counts = [0] * len(stores)
     for _ in range(rounds):
-        gc.collect()
-        start = time.perf_counter()
-        out = await store.load(KEY)
-        times.append(time.perf_counter() - start)
-        n = len(out or [])
-        del out
-    return statistics.median(times), n
+        for k, store in enumerate(stores):
+            secs, counts[k] = await timed_load(store)
+            times[k].append(secs)
+    return [(statistics.median(t), n) for t, n in zip(times, counts, strict=True)]
 
 
 async def peak_memory(store: SqliteSessionStore) -> int:
@@ -115,7 +128,7 @@ async def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--entries", type=int, default=50_000)
     ap.add_argument("--mb", type=float, default=100.0)
-    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--rounds", type=int, default=5)
     args = ap.parse_args()
 
     entries = transcript(args.entries, int(args.mb * 1e6))
@@ -139,8 +152,7 @@ async def main() -> None:
         first = await pipe.load(KEY)
         t_first = time.perf_counter() - t_first
         del first
-        t_sql, n_sql = await timed_load(base, args.rounds)
-        t_pipe, n_pipe = await timed_load(pipe, args.rounds)
+        (t_sql, n_sql), (t_pipe, n_pipe) = await timed_loads([base, pipe], args.rounds)
         print(f"load sqlite-only: {t_sql:.2f} s ({n_sql:,} entries)")
         print(f"load trim+prune:  {t_pipe:.2f} s ({n_pipe:,} entries; report {pipe.last_report},"
               f" pruned {pipe.pruned}, denials dropped {pipe.denials_dropped})")

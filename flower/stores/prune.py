@@ -28,7 +28,17 @@ from typing import Any
 from claude_agent_sdk import SessionKey
 
 from flower import texts
-from flower.stores.transcript import content_blocks, is_protected, relink, with_content
+from flower.stores.transcript import (
+    ASSISTANT,
+    PROTECTED_USER,
+    USER,
+    Scan,
+    content_blocks,
+    is_protected,
+    relink,
+    scan,
+    with_content,
+)
 from flower.stores.trim import EphemeralPolicy, TrimmingSessionStore, TrimPolicy
 
 __all__ = ["DENIAL_KINDS", "INTERRUPT_KINDS", "PrunePolicy", "PruningSessionStore",
@@ -57,16 +67,6 @@ class PrunePolicy:
     heal_orphans: bool = True
     orphan_text: str = texts.ORPHAN_RESULT
     keep_denials: int = 1
-
-
-def _is_api_error(e: Entry) -> bool:
-    if e.get("isApiErrorMessage") is True:
-        return True
-    if e.get("type") == "system":
-        return e.get("subtype") == "api_error"
-    message = e.get("message")
-    return (e.get("type") == "assistant" and isinstance(message, dict)
-            and message.get("model") == "<synthetic>")
 
 
 def _results(e: Entry) -> list[tuple[int, dict[str, Any]]]:
@@ -106,64 +106,86 @@ def _blocks_of(e: Entry) -> list[Any] | None:
 
 
 def prune_entries(entries: list[Entry], policy: PrunePolicy) -> tuple[list[Entry], dict[str, int]]:
-    """The pruned copy of ``entries`` and counts of what was done. Never mutates the input.
+    """The pruned copy of ``entries`` and counts of what was done. Never mutates the input."""
+    return _prune(entries, scan(entries), policy)
 
-    Flat passes with cheap type checks first: it runs on every resume of a run that may hold
-    50k entries. Orphans are found in the same pass (a tool_use still pending when the pass
-    ends never got a result), and healing is spliced in by the same ``relink`` pass.
+
+def _prune(entries: list[Entry], found: Scan, policy: PrunePolicy,
+           ) -> tuple[list[Entry], dict[str, int]]:
+    """``prune_entries`` given the scan of ``entries``; copy-on-write.
+
+    It runs on every resume of a run that may hold 50k entries, so it never walks them
+    again: ``found`` says which few entries are denials, API errors or interrupt
+    candidates, and orphans are found by replaying the scan's compact block records.
+    Per entry the rules apply in the order they always did: API error (dropped) → denied
+    blocks removed → interrupted results neutralized → tool_use/tool_result pairing.
     """
     stats = {"pruned": 0, "denials_dropped": 0, "neutralized": 0, "healed": 0}
-    denied = [d for e in entries
-              if "toolDenialKind" in e or "permissionDecision" in e
-              for d in (_denied_id(e),) if d is not None]
-    keep = max(policy.keep_denials, 0)
-    gone = set(denied[: len(denied) - keep] if keep else denied)
+    gone = _gone(entries, found, policy)
     stats["denials_dropped"] = len(gone)
-
+    drop = set(found.errors) if policy.drop_api_errors else set()
+    touched, pending = _replay(found, gone, drop)
+    suspects = _suspects(entries, found, drop) if policy.neutralize_interrupts else set()
     work = list(entries)
-    drop: set[int] = set()
-    pending: dict[str, int] = {}  # tool_use id -> entry index, until a result shows up
-    drop_errors = policy.drop_api_errors
-    neutralize = policy.neutralize_interrupts
-    for i, e in enumerate(entries):
-        kind = e.get("type")
-        if kind != "user" and kind != "assistant" and kind != "system":
-            continue
-        protected = is_protected(e)
-        if not protected and drop_errors and _is_api_error(e):
-            drop.add(i)
-            continue
+    for i in sorted(touched | suspects):
+        e = work[i]
         blocks = _blocks_of(e)
         if not blocks:
             continue
-        if not protected:
-            if gone and any(type(b) is dict and (b.get("id") in gone
-                                                 or b.get("tool_use_id") in gone)
-                            for b in blocks):
-                kept = [b for b in blocks if not (
-                    type(b) is dict and (b.get("id") in gone or b.get("tool_use_id") in gone)
-                    and b.get("type") in ("tool_use", "tool_result"))]
-                if not kept:
-                    drop.add(i)
-                    continue
-                work[i] = e = with_content(e, kept, drop=("toolUseResult",))
-                blocks = kept
-            if neutralize and kind == "user" and (
-                    e.get("toolDenialKind") in INTERRUPT_KINDS
-                    or any(type(b) is dict and b.get("is_error") is True for b in blocks)):
-                blocks = _neutralize(work, i, e, blocks, policy.interrupt_text, stats)
-        if kind == "user":
-            for b in blocks:
-                if type(b) is dict and b.get("type") == "tool_result":
-                    pending.pop(b.get("tool_use_id"), None)  # type: ignore[arg-type]
-        elif kind == "assistant" and not protected:
-            for b in blocks:
-                if type(b) is dict and b.get("type") == "tool_use" and type(b.get("id")) is str:
-                    pending[b["id"]] = i
+        if i in touched:
+            kept = [b for b in blocks if not (
+                type(b) is dict and (b.get("id") in gone or b.get("tool_use_id") in gone)
+                and b.get("type") in ("tool_use", "tool_result"))]
+            if not kept:
+                drop.add(i)
+                continue
+            work[i] = e = with_content(e, kept, drop=("toolUseResult",))
+            blocks = kept
+        if i in suspects:
+            _neutralize(work, i, e, blocks, policy.interrupt_text, stats)
     stats["pruned"] = len(drop)
     inserts = (_heal(work, pending, drop, policy.orphan_text, stats)
                if policy.heal_orphans and pending else None)
-    return relink(work, drop, inserts), stats
+    return relink(work, drop, inserts, found=found), stats
+
+
+def _gone(entries: list[Entry], found: Scan, policy: PrunePolicy) -> set[str]:
+    """tool_use ids of the denied calls to remove: all but the newest ``keep_denials``."""
+    denied = [d for i in found.marked for d in (_denied_id(entries[i]),) if d is not None]
+    keep = max(policy.keep_denials, 0)
+    return set(denied[: len(denied) - keep] if keep else denied)
+
+
+def _replay(found: Scan, gone: set[str], drop: set[int]) -> tuple[set[int], dict[str, int]]:
+    """Replay the scan's block records in transcript order, skipping ``drop``ped entries.
+
+    Returns the unprotected entries with a block that refers to a ``gone`` call (they get
+    those blocks removed) and, as tool_use id -> entry index, every call that no later
+    result answers (orphans to heal). Removed blocks neither make nor answer a call; an
+    entry whose blocks all go is dropped later, and all its blocks were skipped here.
+    """
+    touched: set[int] = set()
+    pending: dict[str, int] = {}
+    for i, role, btype, bid, tid in found.refs:
+        if i in drop:
+            continue
+        if gone and role != PROTECTED_USER and (bid in gone or tid in gone):
+            touched.add(i)
+            if btype == "tool_use" or btype == "tool_result":
+                continue
+        if btype == "tool_use":
+            if role == ASSISTANT and type(bid) is str:
+                pending[bid] = i
+        elif btype == "tool_result" and role <= USER:
+            pending.pop(tid, None)  # type: ignore[arg-type]
+    return touched, pending
+
+
+def _suspects(entries: list[Entry], found: Scan, drop: set[int]) -> set[int]:
+    """Unprotected user entries that may hold an interrupted result (``_neutralize`` checks
+    each block; a candidate whose erring block was removed as denied changes nothing)."""
+    marked = (i for i in found.marked if entries[i].get("toolDenialKind") in INTERRUPT_KINDS)
+    return {i for i in (*found.erring, *marked) if i not in drop}
 
 
 def _neutralize(work: list[Entry], i: int, e: Entry, blocks: list[Any], text: str,
@@ -243,9 +265,11 @@ class PruningSessionStore(TrimmingSessionStore):
         self.healed = 0
         super().__init__(path, workspace, policy=policy, ephemeral=ephemeral)
 
-    def _rewrite(self, key: SessionKey, entries: list[Any]) -> list[Any]:
-        entries = super()._rewrite(key, entries)
-        out, stats = prune_entries(entries, self.prune_policy)
+    def _rewrite_scanned(self, key: SessionKey, entries: list[Any], found: Scan) -> list[Any]:
+        # Trim keeps ``found`` valid (it only swaps tool_result bodies), so one scan serves
+        # both layers.
+        entries = super()._rewrite_scanned(key, entries, found)
+        out, stats = _prune(entries, found, self.prune_policy)
         if key.get("subpath") is None:
             self._record(stats)
         return out

@@ -381,7 +381,13 @@ class SqliteSessionStore(SessionStore):
         return entries or None
 
     def _rewrite(self, key: SessionKey, entries: list[SessionStoreEntry]) -> list[Any]:
-        """Hook for the layers above: the copy fed back to the model. Identity here."""
+        """Hook for the layers above: the copy fed back to the model. Identity here.
+
+        ``entries`` were parsed by ``_read`` for this one call (a fresh ``json.loads`` of
+        each row; nothing is cached or shared with a caller, and the stored rows are JSON
+        text), so overrides may edit them in place instead of copying — the SDK only
+        writes what ``load`` returns to its JSONL file.
+        """
         return entries
 
     async def list_sessions(self, project_key: str) -> list[SessionStoreListEntry]:

@@ -9,13 +9,19 @@ caller's list (and anything it shares with the store) stays exactly as it was.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 
+from flower.stores.ephemeral import is_ephemeral
+
 __all__ = [
+    "Scan",
     "content_blocks",
     "is_protected",
     "relink",
     "result_text",
+    "scan",
     "tool_uses",
     "with_content",
 ]
@@ -72,7 +78,8 @@ def with_content(entry: Entry, content: list[Any], *, drop: Iterable[str] = ()) 
 
 
 def relink(entries: list[Entry], drop: set[int],
-           insert_after: dict[int, Entry] | None = None) -> list[Entry]:
+           insert_after: dict[int, Entry] | None = None, *,
+           found: Scan | None = None) -> list[Entry]:
     """Remove ``entries[i]`` for ``i in drop`` and re-attach orphans to a surviving ancestor.
 
     Must be given the FULL list including the entries being dropped: their ``parentUuid`` is
@@ -84,6 +91,9 @@ def relink(entries: list[Entry], drop: set[int],
     ``insert_after[i]`` splices a new entry (whose ``parentUuid`` is ``entries[i]``) into the
     chain right after ``entries[i]``: whatever hung below ``entries[i]`` now hangs below it.
     Both jobs share one pass because this runs on every resume of very long transcripts.
+
+    ``found``, the ``scan`` of a list with the same ``parentUuid``/``leafUuid`` values,
+    spares re-reading those from every entry (a walk over 50k cold dicts costs ~20 ms).
     """
     inserts = insert_after or {}
     if not drop and not inserts:
@@ -115,17 +125,169 @@ def relink(entries: list[Entry], drop: set[int],
             resolved[p] = result
         return result
 
+    moved = dropped | redirect.keys()
+    if found is None:
+        found = Scan(parents=[e.get("parentUuid") for e in entries],
+                     leaves=[i for i, e in enumerate(entries) if "leafUuid" in e])
+    work = list(entries)
+    for i in _pointing_at(found.parents, drop, moved):
+        work[i] = {**work[i], "parentUuid": survivor(work[i]["parentUuid"])}
+    for i in found.leaves:  # few: only bookkeeping entries (``last-prompt``) have one
+        leaf = work[i].get("leafUuid")
+        if leaf is not None and i not in drop and leaf in moved:
+            work[i] = {**work[i], "leafUuid": survivor(leaf)}
+    return _splice(work, drop, inserts)
+
+
+def _pointing_at(parents: list[Any], drop: set[int], moved: set[Any]) -> list[int]:
+    """Indices of surviving entries whose ``parentUuid`` names a ``moved`` entry."""
+    return [i for i, p in enumerate(parents) if p is not None and i not in drop and p in moved]
+
+
+def _splice(entries: list[Entry], drop: set[int], inserts: dict[int, Entry]) -> list[Entry]:
+    """``entries`` without ``drop``, each ``inserts[i]`` right after a surviving entry ``i``."""
     out: list[Entry] = []
-    for i, e in enumerate(entries):
-        if i in drop:
-            continue
-        p = e.get("parentUuid")
-        if p in dropped or p in redirect:
-            e = {**e, "parentUuid": survivor(p)}
-        leaf = e.get("leafUuid")
-        if leaf in dropped or leaf in redirect:
-            e = {**e, "leafUuid": survivor(leaf)}
-        out.append(e)
-        if i in inserts:
-            out.append(inserts[i])
+    start = 0
+    for k in sorted(drop | inserts.keys()):
+        out.extend(entries[start:k])
+        if k not in drop:
+            out.append(entries[k])
+            out.append(inserts[k])
+        start = k + 1
+    out.extend(entries[start:])
     return out
+
+
+# --------------------------------------------------------------------------- one shared walk
+
+
+@lru_cache(maxsize=4096)
+def _ephemeral(cmd: str) -> bool:
+    # Long runs repeat the same few commands thousands of times; lexing each once is enough.
+    return is_ephemeral(cmd)
+
+
+# A tool_result block of an unprotected user entry, for trim:
+# (entry index, block index, block, text body or None, tool_use_id if it answers an
+#  ephemeral Bash call issued earlier else None, the entry's uuid)
+Site = tuple[int, int, dict[str, Any], "str | None", Any, Any]
+
+# A content block prune may have to look at again, for denial removal and orphan detection:
+# (entry index, role, block type, block "id", block "tool_use_id"). The values are copied out
+# so prune never has to touch the (cold) block again.
+Ref = tuple[int, int, Any, Any, Any]
+PROTECTED_USER = 0  # role: tool_result blocks of protected user entries still pair up calls
+USER = 1
+ASSISTANT = 2
+SYSTEM = 3
+
+
+@dataclass(slots=True)
+class Scan:
+    """What trim and prune need from a transcript, found in ONE walk over it.
+
+    A long run's transcript is ~50k entries spread over ~100 MB of freshly parsed objects;
+    every walk over it is dominated by cache misses, not by the Python doing the checks.
+    So ``scan`` visits each entry once and records indices and the few values the layers
+    decide on; afterwards they touch only the entries they actually change.
+
+    Everything recorded stays valid for the output of trim, which only replaces the
+    ``content`` of tool_result blocks (never keys of an entry, ``is_error``, ids or the
+    length of the list) — so prune can reuse the scan of trim's input.
+    """
+
+    sites: list[Site] = field(default_factory=list)
+    commands: dict[str, str] = field(default_factory=dict)  # ephemeral Bash by tool_use id
+    marked: list[int] = field(default_factory=list)  # unprotected user entries with a
+    # toolDenialKind / permissionDecision key: denial (or interrupt) candidates
+    errors: list[int] = field(default_factory=list)  # unprotected API-error entries
+    erring: list[int] = field(default_factory=list)  # unprotected user entries holding a
+    # block with is_error true: interrupt candidates
+    refs: list[Ref] = field(default_factory=list)  # blocks in transcript order
+    parents: list[Any] = field(default_factory=list)  # parentUuid of every entry (relink)
+    leaves: list[int] = field(default_factory=list)  # entries with a leafUuid key (relink)
+
+
+def scan(entries: list[Entry]) -> Scan:
+    """Walk ``entries`` once and record what trim and prune decide on (see ``Scan``).
+
+    Semantics per entry mirror the layers exactly: only ``user``/``assistant``/``system``
+    entries count, ``isCompactSummary``/``isMeta`` ones are protected, and only a list
+    ``message.content`` has blocks. Type checks are inlined: this is the hot loop of a
+    resume.
+    """
+    found = Scan()
+    sites, commands, refs = found.sites, found.commands, found.refs
+    verdicts: dict[str, bool] = {}  # is_ephemeral per distinct command, for this walk
+    parents = found.parents
+    for i, e in enumerate(entries):
+        parents.append(e.get("parentUuid"))
+        if "leafUuid" in e:
+            found.leaves.append(i)
+        kind = e.get("type")
+        if kind == "user":
+            role = USER
+        elif kind == "assistant":
+            role = ASSISTANT
+        elif kind == "system":
+            role = SYSTEM
+        else:
+            continue
+        protected = e.get("isCompactSummary") is True or e.get("isMeta") is True
+        message = e.get("message")
+        if not protected:
+            if role == USER and ("toolDenialKind" in e or "permissionDecision" in e):
+                found.marked.append(i)
+            # A synthetic API-error message or the CLI's system/api_error retry record.
+            if (e.get("isApiErrorMessage") is True
+                    or (role == SYSTEM and e.get("subtype") == "api_error")
+                    or (role == ASSISTANT and isinstance(message, dict)
+                        and message.get("model") == "<synthetic>")):
+                found.errors.append(i)
+        content = message.get("content") if type(message) is dict else None
+        if type(content) is not list or not content:
+            continue
+        if role == USER:
+            if protected:
+                for b in content:
+                    if type(b) is dict and b.get("type") == "tool_result":
+                        refs.append((i, PROTECTED_USER, "tool_result", None,
+                                     b.get("tool_use_id")))
+                continue
+            uid = e.get("uuid")
+            erring = False
+            for j, b in enumerate(content):
+                if type(b) is not dict:
+                    continue
+                btype = b.get("type")
+                tid = b.get("tool_use_id")
+                refs.append((i, USER, btype, b.get("id"), tid))
+                if b.get("is_error") is True:
+                    erring = True
+                if btype == "tool_result":
+                    body = b.get("content")
+                    text = body if type(body) is str else result_text(b)
+                    sites.append((i, j, b, text, tid if tid in commands else None, uid))
+            if erring:
+                found.erring.append(i)
+        elif role == ASSISTANT:
+            for b in content:
+                if type(b) is not dict:
+                    continue
+                btype = b.get("type")
+                bid = b.get("id")
+                if btype == "tool_use" and b.get("name") == "Bash":
+                    inp = b.get("input")
+                    cmd = inp.get("command") if type(inp) is dict else None
+                    if type(cmd) is str and type(bid) is str:
+                        verdict = verdicts.get(cmd)
+                        if verdict is None:  # a plain dict is ~10x cheaper than lru_cache
+                            verdict = verdicts[cmd] = _ephemeral(cmd)
+                        if verdict:
+                            commands[bid] = cmd
+                if not protected:
+                    refs.append((i, ASSISTANT, btype, bid, b.get("tool_use_id")))
+        elif not protected:
+            refs.extend((i, SYSTEM, b.get("type"), b.get("id"), b.get("tool_use_id"))
+                        for b in content if type(b) is dict)
+    return found

@@ -22,7 +22,6 @@ import logging
 import os
 import tempfile
 from dataclasses import dataclass
-from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -31,12 +30,7 @@ from claude_agent_sdk import SessionKey
 from flower import texts
 from flower.stores.ephemeral import is_ephemeral
 from flower.stores.sqlite import SqliteSessionStore
-from flower.stores.transcript import (
-    content_blocks,
-    is_protected,
-    result_text,
-    with_content,
-)
+from flower.stores.transcript import Scan, Site, content_blocks, scan, with_content
 
 __all__ = [
     "EphemeralPolicy",
@@ -80,64 +74,36 @@ class EphemeralPolicy:
         return self.text.format(cmd=f"`{first}`", age=age)
 
 
-@lru_cache(maxsize=4096)
-def _ephemeral(cmd: str) -> bool:
-    # Long runs repeat the same few commands thousands of times; lexing each once is enough.
-    return is_ephemeral(cmd)
-
-
 def _empty_report() -> dict[str, int]:
     return {"expired": 0, "cleared": 0, "kept": 0, "chars_saved": 0}
 
 
-# (entry index, block index, tool_result block, text body or None, tool_use_id)
-_Site = tuple[int, int, dict[str, Any], "str | None", Any]
+# entry index -> block index -> (the tool_result block, its new body)
+_Edits = dict[int, dict[int, tuple[dict[str, Any], str]]]
 
 
-def _scan(entries: list[Entry]) -> tuple[list[_Site], dict[str, str]]:
-    """Every tool_result block outside protected entries, and ephemeral Bash commands by
-    tool_use id (only calls that precede their result count). Inlined type checks: this
-    walks every entry of a long run on each resume."""
-    sites: list[_Site] = []
-    commands: dict[str, str] = {}
-    for i, e in enumerate(entries):
-        kind = e.get("type")
-        if kind != "user" and kind != "assistant":
-            continue
-        message = e.get("message")
-        content = message.get("content") if type(message) is dict else None
-        if type(content) is not list:
-            continue
-        if kind == "assistant":
-            for b in content:
-                if type(b) is dict and b.get("name") == "Bash" and b.get("type") == "tool_use":
-                    inp = b.get("input")
-                    cmd = inp.get("command") if type(inp) is dict else None
-                    tid = b.get("id")
-                    if type(cmd) is str and type(tid) is str and _ephemeral(cmd):
-                        commands[tid] = cmd
-        elif not is_protected(e):
-            for j, b in enumerate(content):
-                if type(b) is dict and b.get("type") == "tool_result":
-                    tid = b.get("tool_use_id")
-                    body = b.get("content")
-                    text = body if type(body) is str else result_text(b)
-                    sites.append((i, j, b, text, tid if tid in commands else None))
-    return sites, commands
-
-
-def _replace_bodies(entries: list[Entry], edits: dict[int, dict[int, dict[str, Any]]],
-                    ) -> list[Entry]:
-    """Apply ``edits[entry_index][block_index] = new_block`` copy-on-write."""
+def _copy_with_bodies(entries: list[Entry], edits: _Edits) -> list[Entry]:
+    """``entries`` with the edited bodies, copy-on-write (for callers' own lists)."""
     if not edits:
         return entries
     out = list(entries)
     for i, blocks in edits.items():
         content = list(content_blocks(entries[i]))
-        for j, block in blocks.items():
-            content[j] = block
+        for j, (block, body) in blocks.items():
+            content[j] = {**block, "content": body}
         out[i] = with_content(entries[i], content)
     return out
+
+
+def _set_bodies(edits: _Edits) -> None:
+    """Apply the edited bodies in place: only for entries parsed for this very load.
+
+    Copying an edited entry (``dict(entry)``) has to touch every object it refers to; over
+    ~20k edited entries scattered through ~100 MB that was a quarter of the rewrite.
+    """
+    for blocks in edits.values():
+        for block, body in blocks.values():
+            block["content"] = body
 
 
 class TrimmingSessionStore(SqliteSessionStore):
@@ -166,61 +132,69 @@ class TrimmingSessionStore(SqliteSessionStore):
 
     def _rewrite(self, key: SessionKey, entries: list[Any]) -> list[Any]:
         entries = super()._rewrite(key, entries)
+        return self._rewrite_scanned(key, entries, scan(entries))
+
+    def _rewrite_scanned(self, key: SessionKey, entries: list[Any], found: Scan) -> list[Any]:
+        """Expire and spill using ``found`` (the scan of ``entries``), editing in place.
+
+        In place is safe here: ``entries`` were parsed from the stored rows for this load
+        call alone (see ``SqliteSessionStore._rewrite``). The list keeps its length and
+        every entry keeps its keys, so ``found`` stays valid for the layers above.
+        """
         report = _empty_report()
         if self.ephemeral.enabled or self.policy.enabled:
-            # One scan serves both rules (a long run has ~50k entries).
-            sites, commands = _scan(entries)
-            edits: dict[int, dict[int, dict[str, Any]]] = {}
-            if self.ephemeral.enabled:
-                self._expire_sites(entries, sites, commands, edits, report)
-            if self.policy.enabled:
-                self._trim_sites(entries, sites, edits, report)
-            entries = _replace_bodies(entries, edits)
+            _set_bodies(self._plan(found, report))
         if key.get("subpath") is None:  # subagent loads must not overwrite the step's report
             self.last_report = report
         return entries
 
+    def _plan(self, found: Scan, report: dict[str, int]) -> _Edits:
+        """The body edits of both rules; expiry first (an expired body is never spilled)."""
+        edits: _Edits = {}
+        if self.ephemeral.enabled:
+            self._expire_sites(found.sites, found.commands, edits, report)
+        if self.policy.enabled:
+            self._trim_sites(found.sites, edits, report)
+        return edits
+
     def expire(self, entries: list[Entry]) -> list[Entry]:
         """Replace the bodies of all but the newest ``keep_recent`` ephemeral Bash results."""
-        sites, commands = _scan(entries)
-        edits: dict[int, dict[int, dict[str, Any]]] = {}
-        self._expire_sites(entries, sites, commands, edits, self.last_report)
-        return _replace_bodies(entries, edits)
+        found = scan(entries)
+        edits: _Edits = {}
+        self._expire_sites(found.sites, found.commands, edits, self.last_report)
+        return _copy_with_bodies(entries, edits)
 
     def trim(self, entries: list[Entry]) -> list[Entry]:
         """Spill all but the newest ``keep_recent`` text results of ``min_chars`` or more."""
-        sites, _ = _scan(entries)
-        edits: dict[int, dict[int, dict[str, Any]]] = {}
-        self._trim_sites(entries, sites, edits, self.last_report)
-        return _replace_bodies(entries, edits)
+        edits: _Edits = {}
+        self._trim_sites(scan(entries).sites, edits, self.last_report)
+        return _copy_with_bodies(entries, edits)
 
-    def _expire_sites(self, entries: list[Entry], sites: list[_Site], commands: dict[str, str],
-                      edits: dict[int, dict[int, dict[str, Any]]],
+    def _expire_sites(self, sites: list[Site], commands: dict[str, str], edits: _Edits,
                       report: dict[str, int]) -> None:
         pol = self.ephemeral
-        eligible = [(i, j, block, commands[tid]) for i, j, block, body, tid in sites
-                    if tid in commands and body is not None and len(body) <= pol.max_chars]
+        # A site's tid is set only if it answers an ephemeral call (see ``Site``).
+        eligible = [(i, j, block, commands[tid]) for i, j, block, body, tid, _ in sites
+                    if tid is not None and body is not None and len(body) <= pol.max_chars]
         old = eligible[: max(len(eligible) - max(pol.keep_recent, 0), 0)]
         for k, (i, j, block, cmd) in enumerate(old):
             note = pol.placeholder(cmd, len(eligible) - k)
-            edits.setdefault(i, {})[j] = {**block, "content": note}
+            edits.setdefault(i, {})[j] = (block, note)
         report["expired"] += len(old)
 
-    def _trim_sites(self, entries: list[Entry], sites: list[_Site],
-                    edits: dict[int, dict[int, dict[str, Any]]],
-                    report: dict[str, int]) -> None:
+    def _trim_sites(self, sites: list[Site], edits: _Edits, report: dict[str, int]) -> None:
         pol = self.policy
-        big = [(i, j, block, body) for i, j, block, body, _ in sites
+        big = [(i, j, block, body, uid) for i, j, block, body, _, uid in sites
                if body is not None and len(body) >= pol.min_chars
                and j not in edits.get(i, ())]  # an expired body is already tiny
         keep = min(max(pol.keep_recent, 0), len(big))
         directory = str(self._spill_dir()) if len(big) > keep else ""
         if directory and not os.path.isdir(directory):
             self._spilled.clear()  # spill dir removed: write everything again
-        for i, j, block, body in big[: len(big) - keep]:
+        for i, j, block, body, uid in big[: len(big) - keep]:
             # Stored rows never change, so (uuid, block) pins the body: skip re-hashing and
             # re-checking it on every later resume in this process.
-            ident = (entries[i].get("uuid"), j, len(body))
+            ident = (uid, j, len(body))
             path = self._spilled.get(ident)
             if path is None:
                 path = self._spill(body, directory)
@@ -230,7 +204,7 @@ class TrimmingSessionStore(SqliteSessionStore):
                 keep += 1
                 continue
             pointer = pol.placeholder(path, len(body))
-            edits.setdefault(i, {})[j] = {**block, "content": pointer}
+            edits.setdefault(i, {})[j] = (block, pointer)
             report["cleared"] += 1
             report["chars_saved"] += len(body) - len(pointer)
         report["kept"] += keep

@@ -339,3 +339,33 @@ def test_generated_transcripts_keep_every_invariant(tmp_path_factory: Any, steps
     assert strip(out) == strip(original)
     for r in blocks(out, "tool_result"):
         assert isinstance(r["content"], str) and r["content"]
+
+
+async def test_load_equals_the_public_layers_composed(db: Path, ws: Path) -> None:
+    """load() shares one scan between trim and prune and edits its freshly parsed entries in
+    place; it must still return exactly what the copy-on-write public steps produce."""
+    c = Chain()
+    c.prompt("go")
+    for i in range(12):
+        c.bash("git status", f"clean {i}")
+        c.bash("cat big.log", "z" * 3000 + str(i))
+    denied = c.call("Bash", {"command": "rm -rf /"})
+    c.result(denied, "denied", is_error=True, toolDenialKind="permission-rule")
+    c.raw({"type": "assistant", "isApiErrorMessage": True, "message": {
+        "model": "<synthetic>", "role": "assistant", "content": [{"type": "text", "text": "x"}]}})
+    again = c.call("Bash", {"command": "rm -rf /"})
+    c.result(again, "denied", is_error=True, toolDenialKind="permission-rule")
+    cut = c.call("Bash", {"command": "sleep 99"})
+    c.result(cut, "[Request interrupted by user]", is_error=True)
+    c.call("Read", {"file_path": "/never/answered"})
+    c.bookkeeping()
+    policy = TrimPolicy(keep_recent=2, min_chars=2000)
+    store = PruningSessionStore(db, ws, policy=policy, ephemeral=EphemeralPolicy(keep_recent=3),
+                                prune=PrunePolicy(keep_denials=1))
+    await store.append(KEY, c.entries)
+    loaded = await store.load(KEY)
+    expected, _ = prune_entries(store.trim(store.expire(copy.deepcopy(c.entries))),
+                                store.prune_policy)
+    assert loaded == expected
+    assert store.pruned == 3 and store.neutralized == 1 and store.healed == 1
+    assert await store.load(KEY) == loaded  # rows untouched by the in-place edits
