@@ -22,6 +22,15 @@ def demo_env(home: Path) -> dict[str, str]:
     return env
 
 
+def crash(proc: subprocess.Popen) -> None:
+    """A terminal crash: SIGKILL to the whole process group (flower, the CLI, its tools)."""
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+    proc.wait(10)
+
+
 def demo(ws: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "-m", "flower", "demo", "-w", str(ws)], env=env,
                           capture_output=True, text=True, timeout=60)
@@ -56,13 +65,8 @@ def test_demo_killed_with_sigkill_wakes_up_and_carries_on(
                 break
             tick.wait(0.05)
         assert (ws / "md2html.py").is_file() and proc.poll() is None
-        os.killpg(proc.pid, signal.SIGKILL)  # a terminal crash: the whole group, no cleanup
-        proc.wait(10)
     finally:
-        try:
-            os.killpg(proc.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
+        crash(proc)
         proc.communicate()
     assert not (ws / "sample.html").exists()  # it really died mid-work
     before = json.loads((ws / "runs" / "lineage.json").read_text())
@@ -90,16 +94,11 @@ def test_demo_survives_sigkill_at_a_random_moment(tmp_path: Path, demo_env: dict
                             env=demo_env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                             start_new_session=True)
     try:
-        try:
-            proc.wait(when)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait(10)
+        proc.wait(when)
+    except subprocess.TimeoutExpired:
+        pass
     finally:
-        try:
-            os.killpg(proc.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
+        crash(proc)
     for name in ("lineage.json", "manifest.json"):
         path = ws / "runs" / name
         if path.exists():

@@ -35,6 +35,15 @@ async def run(rt: Runtime, prompt: str, **kw):
         return await rt.run(spec(), prompt, **kw)
 
 
+async def one_step(workspace: Path, run_dir: Path, prompt: str, **kw):
+    """A fresh Runtime, one step, closed again; returns (result, runtime)."""
+    rt = Runtime(workspace=workspace, run_dir=run_dir, resilience=QUICK)
+    try:
+        return await run(rt, prompt, **kw), rt
+    finally:
+        rt.close()
+
+
 async def test_successful_step(fake: FakeServer, workspace: Path, run_dir: Path,
                                cli_env: dict[str, str]) -> None:
     fake.script(reply("checking", tool_use("Bash", {"command": "echo hi"})), "all done")
@@ -102,11 +111,7 @@ async def test_outage_mid_step_resumes_same_session(fake: FakeServer, workspace:
 async def test_401_is_fatal_no_retry(fake: FakeServer, workspace: Path, run_dir: Path,
                                      cli_env: dict[str, str]) -> None:
     fake.script(fault(401), fault(401), fault(401))
-    rt = Runtime(workspace=workspace, run_dir=run_dir, resilience=QUICK)
-    try:
-        r = await run(rt, "hello")
-    finally:
-        rt.close()
+    r, _rt = await one_step(workspace, run_dir, "hello")
     assert not r.ok and r.attempts == 1
     assert "API key" in r.error or "401" in r.error
     assert len(fake.message_requests()) == 1
@@ -120,11 +125,7 @@ async def test_401_circuit_breaker_stops_cli_retries(fake: FakeServer, workspace
     monkeypatch.setenv("CLAUDE_CODE_MAX_RETRIES", "10")
     for _ in range(11):
         fake.script(fault(401))
-    rt = Runtime(workspace=workspace, run_dir=run_dir, resilience=QUICK)
-    try:
-        r = await run(rt, "hello")
-    finally:
-        rt.close()
+    r, _rt = await one_step(workspace, run_dir, "hello")
     assert not r.ok and r.attempts == 1
     assert len(fake.message_requests()) <= 2
 
@@ -132,11 +133,7 @@ async def test_401_circuit_breaker_stops_cli_retries(fake: FakeServer, workspace
 async def test_529_then_success_one_retry(fake: FakeServer, workspace: Path, run_dir: Path,
                                           cli_env: dict[str, str]) -> None:
     fake.script(fault(529), "recovered")
-    rt = Runtime(workspace=workspace, run_dir=run_dir, resilience=QUICK)
-    try:
-        r = await run(rt, "hello")
-    finally:
-        rt.close()
+    r, rt = await one_step(workspace, run_dir, "hello")
     assert r.ok and r.attempts == 2
     assert r.text == "recovered"
     assert any("529" in e for e in r.errors)
@@ -175,11 +172,7 @@ async def test_corrupt_manifest_is_kept_aside(fake: FakeServer, workspace: Path,
     garbage = b'[{"step": "old", "run": "x"'  # truncated JSON
     (run_dir / "manifest.json").write_bytes(garbage)
     fake.script("ok")
-    rt = Runtime(workspace=workspace, run_dir=run_dir, resilience=QUICK)
-    try:
-        r = await run(rt, "hello")
-    finally:
-        rt.close()
+    r, rt = await one_step(workspace, run_dir, "hello")
     assert r.ok
     aside = list(run_dir.glob("manifest.json.corrupt-*"))
     assert len(aside) == 1 and aside[0].read_bytes() == garbage
