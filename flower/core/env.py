@@ -19,16 +19,15 @@ Secrets are only ever printed through :func:`mask` / :func:`redact`. No SDK impo
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import re
-import tempfile
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from urllib.parse import urlsplit
 
 from flower import texts
+from flower.core.paths import atomic_write
 
 REQUIRED_ANY = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN")
 KNOWN = (
@@ -325,17 +324,5 @@ def write_user_env(values: Mapping[str, str]) -> Path:
             raise ValueError(f"cannot write {key!r} to a .env file")
         lines.append(f"{key}={value}")
     path = user_env_path()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=".env.", suffix=".tmp", dir=path.parent)
-    try:
-        os.fchmod(fd, 0o600)
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write("\n".join(lines) + "\n")
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
+    atomic_write(path, "\n".join(lines) + "\n", mode=0o600)
     return path

@@ -53,12 +53,14 @@ def project_key(workspace: str | Path) -> str:
     return f"{key[:MAX_KEY_LENGTH]}-{_hash36(path)}"
 
 
-def atomic_write(path: Path, text: str) -> None:
+def atomic_write(path: Path, text: str, *, mode: int = 0o644) -> None:
     """Write ``text`` so readers see either the old file or the new one, never a torn mix.
 
     A uniquely named temp file in the same directory (two writers never share one) is
-    fsynced and then ``os.replace``d over the target. Raises ``OSError``; callers decide
-    whether a failed write may break the run.
+    fsynced and then ``os.replace``d over the target. The temp file is created 0600 and only
+    then given ``mode``, so a secret written with ``mode=0o600`` is never readable by others,
+    not even for a moment. Raises ``OSError``; callers decide whether a failed write may
+    break the run.
     """
     import tempfile
 
@@ -66,8 +68,8 @@ def atomic_write(path: Path, text: str) -> None:
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
         with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as f:
-            if hasattr(os, "fchmod"):  # mkstemp makes 0600; a shared runs/ must stay readable
-                os.fchmod(f.fileno(), 0o644)
+            if hasattr(os, "fchmod") and mode != 0o600:  # mkstemp makes 0600
+                os.fchmod(f.fileno(), mode)
             f.write(text)
             f.flush()
             os.fsync(f.fileno())
