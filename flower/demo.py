@@ -132,18 +132,13 @@ class DemoBrain:
 
 
 def _demo_env(fake_url: str, config_dir: Path) -> dict[str, str]:
-    """Process env for the demo: the CLI talks to the fake and keeps off the user's config."""
-    return {
-        "ANTHROPIC_BASE_URL": fake_url,
-        "ANTHROPIC_API_KEY": "sk-flower-demo-offline",
-        "CLAUDE_CONFIG_DIR": str(config_dir),
-        "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
-        "CLAUDE_CODE_MAX_RETRIES": "1",
-        "API_TIMEOUT_MS": "30000",
-        "CLAUDE_BYTE_STREAM_IDLE_TIMEOUT_MS": "30000",
-        "DISABLE_AUTOUPDATER": "1",
-        "IS_SANDBOX": "1",
-    }
+    """Process env for the demo: the CLI talks to the fake and keeps off the user's config;
+    timeouts are roomier than the tests' because a newcomer's machine may be busy."""
+    from flower.testing.env import offline_env
+
+    return offline_env(fake_url, config_dir=str(config_dir), api_key="sk-flower-demo-offline",
+                       CLAUDE_CODE_MAX_RETRIES="1", API_TIMEOUT_MS="30000",
+                       CLAUDE_BYTE_STREAM_IDLE_TIMEOUT_MS="30000")
 
 
 def run_demo(workspace: str | None = None) -> int:

@@ -11,21 +11,10 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from flower.testing.env import offline_env
+
 if TYPE_CHECKING:
     from flower.testing import FakeServer
-
-# Bounded: no test may wait minutes on the CLI's own retry loop or a stalled stream
-# (sdk-notes §6). Tests that exercise retries override CLAUDE_CODE_MAX_RETRIES themselves.
-CLI_TEST_ENV = {
-    "ANTHROPIC_API_KEY": "sk-test-not-a-real-key-0000",
-    "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
-    "CLAUDE_CODE_MAX_RETRIES": "0",
-    "CLAUDE_BYTE_STREAM_IDLE_TIMEOUT_MS": "10000",
-    "API_TIMEOUT_MS": "10000",
-    "IS_SANDBOX": "1",
-    "DISABLE_AUTOUPDATER": "1",
-    "FLOWER_NO_UPDATE": "1",
-}
 
 # Variables from the developer's shell that would leak a real endpoint/credential into a test.
 _SCRUB = (
@@ -83,12 +72,8 @@ def fake() -> Iterator[FakeServer]:
 def cli_env(home: Path, fake, monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
     """Environment for the bundled CLI, pointed at ``fake``. Also exported into os.environ so
     code that reads the process environment (Runtime, load_dotenv) sees the same values."""
-    env = dict(CLI_TEST_ENV)
-    env.update({
-        "ANTHROPIC_BASE_URL": fake.url,
-        "HOME": str(home),
-        "CLAUDE_CONFIG_DIR": str(home / ".claude"),
-    })
+    # bounded retries/timeouts; tests that exercise retries override CLAUDE_CODE_MAX_RETRIES
+    env = offline_env(fake.url, home=str(home), FLOWER_NO_UPDATE="1")
     for k, v in env.items():
         monkeypatch.setenv(k, v)
     return env

@@ -39,18 +39,10 @@ from claude_agent_sdk import (  # noqa: E402
 
 from flower.stores.sqlite import SqliteSessionStore  # noqa: E402
 from flower.testing import FakeServer, fault, match, reply, tool_use  # noqa: E402
+from flower.testing.env import offline_env  # noqa: E402
 
 FIXTURES = Path(__file__).parent / "fixtures"
 QUERY_TIMEOUT = 60.0
-BASE_ENV = {
-    "ANTHROPIC_API_KEY": "sk-test-not-a-real-key-0000",
-    "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
-    "CLAUDE_CODE_MAX_RETRIES": "0",
-    "CLAUDE_BYTE_STREAM_IDLE_TIMEOUT_MS": "10000",
-    "API_TIMEOUT_MS": "10000",
-    "IS_SANDBOX": "1",
-    "DISABLE_AUTOUPDATER": "1",
-}
 BIG_LINES = 1000  # `seq` output ~4-5k chars: above TrimPolicy.min_chars
 
 
@@ -64,8 +56,7 @@ class Rig:
         self.ws.mkdir()
         subprocess.run(["git", "init", "-q", str(self.ws)], check=True)
         (self.ws / "notes.txt").write_text("line one\nline two\n")
-        self.env = {**BASE_ENV, "ANTHROPIC_BASE_URL": fake.url, "HOME": str(self.home),
-                    "CLAUDE_CONFIG_DIR": str(self.home / ".claude")}
+        self.env = offline_env(fake.url, home=str(self.home))
         self.store = SqliteSessionStore(tmp / "sessions.db")
         self.fake = fake
         self.session_id: str | None = None

@@ -1,0 +1,36 @@
+"""The environment the bundled ``claude`` CLI needs to talk to a ``FakeServer``, offline.
+
+One definition shared by the test fixtures, the fixture recorder and ``flower demo``: a fake
+key, no non-essential traffic, and bounded retries and timeouts, so nothing can wait minutes
+on the CLI's own retry loop or a stalled stream (sdk-notes §6).
+"""
+
+from __future__ import annotations
+
+TEST_KEY = "sk-test-not-a-real-key-0000"
+
+BOUNDED = {
+    "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+    "CLAUDE_CODE_MAX_RETRIES": "0",
+    "CLAUDE_BYTE_STREAM_IDLE_TIMEOUT_MS": "10000",
+    "API_TIMEOUT_MS": "10000",
+    "IS_SANDBOX": "1",  # bypassPermissions refuses to run as root without it
+    "DISABLE_AUTOUPDATER": "1",
+}
+
+
+def offline_env(base_url: str | None = None, *, home: str | None = None,
+                config_dir: str | None = None, api_key: str = TEST_KEY,
+                **overrides: str) -> dict[str, str]:
+    """Env for the CLI pointed at ``base_url``. ``config_dir`` defaults to ``<home>/.claude``
+    when ``home`` is given: the SDK's store mirror needs it explicit (sdk-notes §0.1)."""
+    env = {"ANTHROPIC_API_KEY": api_key, **BOUNDED}
+    if base_url:
+        env["ANTHROPIC_BASE_URL"] = base_url
+    if home:
+        env["HOME"] = home
+        env["CLAUDE_CONFIG_DIR"] = config_dir or f"{home}/.claude"
+    elif config_dir:
+        env["CLAUDE_CONFIG_DIR"] = config_dir
+    env.update(overrides)
+    return env
