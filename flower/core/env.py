@@ -189,7 +189,8 @@ def mask(value: str | None) -> str:
     return texts.MASKED.format(head=value[:4], n=len(value))
 
 
-def _secret_values(environ: Mapping[str, str]) -> list[str]:
+def secret_values(environ: Mapping[str, str]) -> list[str]:
+    """The values of secret-looking variables in ``environ``, longest first."""
     vals = {v for k, v in environ.items() if is_secret(k) and v and len(v) >= 6}
     return sorted(vals, key=len, reverse=True)
 
@@ -197,7 +198,7 @@ def _secret_values(environ: Mapping[str, str]) -> list[str]:
 def redact(text: str, secrets: Iterable[str] | None = None) -> str:
     """Replace every secret value (default: the secret-looking env vars) with its mask."""
     if secrets is None:
-        values = _secret_values(os.environ)
+        values = secret_values(os.environ)
     else:
         values = sorted({s for s in secrets if s and len(s) >= 4}, key=len, reverse=True)
     for value in values:

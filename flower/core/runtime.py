@@ -23,12 +23,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from flower.core.agent import AgentSpec, HandoffPolicy, build_options
-from flower.core.env import check_credentials, load_dotenv, redact
+from flower.core.env import check_credentials, load_dotenv, redact, secret_values
 from flower.core.events import Event, normalize
 from flower.core.manifest import FILENAME as MANIFEST_NAME
 from flower.core.manifest import Manifest
 from flower.core.paths import project_key as _project_key
-from flower.core.resilience import Resilience, classify
+from flower.core.resilience import Resilience, classify, is_fatal_retry
 from flower.stores.prune import PrunePolicy, PruningSessionStore
 from flower.stores.trim import EphemeralPolicy, TrimPolicy
 
@@ -275,7 +275,8 @@ class Runtime:
         result = StepResult(step=name, started_at=time.time(), attempts=0)
         self._current = result
         self._interrupt.take()  # a request left over from an earlier step is stale
-        emit = _safe_sink(on_event, scrub=redact)
+        secrets = secret_values(os.environ)  # once per step, not once per event
+        emit = _safe_sink(on_event, scrub=lambda text: redact(text, secrets))
         cur_prompt, cur_resume = prompt, resume
         cur_fork, cur_at = (fork, resume_at) if resume else (False, None)
         attempt = 0
@@ -495,8 +496,6 @@ def _fatal_retry(message: Any) -> str | None:
     if getattr(message, "subtype", None) != "api_retry":
         return None
     data = getattr(message, "data", None) or {}
-    from flower.core.resilience import is_fatal_retry
-
     if is_fatal_retry(data):
         status = data.get("error_status")
         return f"API Error: {status or ''} {data.get('error') or 'fatal'} (not retried)".strip()

@@ -200,6 +200,29 @@ async def test_no_token_leaks(fake: FakeServer, workspace: Path, run_dir: Path,
     assert secret not in caplog.text
 
 
+async def test_a_token_the_model_echoes_is_masked_in_events_and_manifest(
+        fake: FakeServer, workspace: Path, run_dir: Path, cli_env: dict[str, str],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Even when the key shows up in what the model says and in a tool's output, the UI
+    events and the run book only ever carry its mask."""
+    secret = "sk-ant-supersecret-0123456789abcdef"
+    monkeypatch.setenv("ANTHROPIC_API_KEY", secret)
+    fake.script(reply(f"the key is {secret}", tool_use("Bash", {"command": f"echo {secret}"})),
+                f"done with {secret}")
+    events: list[str] = []
+    rt = Runtime(workspace=workspace, run_dir=run_dir, resilience=QUICK)
+    try:
+        r = await run(rt, "hello", on_event=lambda ev: events.append(repr(ev.payload) + str(ev)))
+    finally:
+        rt.close()
+    assert r.ok and secret in r.text  # the model really said it ...
+    assert fake.last_request().text().count(secret) >= 2  # ... and the tool printed it
+    assert any("sk-a…" in e for e in events)  # the events carried the mask instead
+    assert not any(secret in e for e in events)
+    manifest_text = rt.manifest_path.read_text(encoding="utf-8")
+    assert secret not in manifest_text and "sk-a" in manifest_text  # masked, not dropped
+
+
 def _cmdline(pid: int) -> str:
     try:
         return Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode()
