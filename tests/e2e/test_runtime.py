@@ -276,3 +276,25 @@ async def test_cancelled_step_is_recorded_and_leaves_no_cli_behind(
         gone.wait(0.1)
     left = {pid: _cmdline(pid) for pid in _processes_in(workspace.resolve())}
     assert left == {}
+
+
+async def test_words_arriving_as_the_turn_ends_still_reach_the_model(
+        fake: FakeServer, workspace: Path, run_dir: Path, cli_env: dict[str, str]) -> None:
+    """An interrupt that lands after the turn already finished is not lost: the same session
+    is resumed with the human's words."""
+    fake.script("first answer")
+    fake.route(match.last_user_contains("顺便加上测试"), "好,加上了")
+    rt = Runtime(workspace=workspace, run_dir=run_dir, resilience=QUICK)
+
+    def on_event(ev) -> None:
+        if ev.kind == "result" and ev.text == "success" and len(fake.message_requests()) == 1:
+            rt.interrupt("顺便加上测试")
+
+    try:
+        r = await run(rt, "start", on_event=on_event)
+    finally:
+        rt.close()
+    assert r.ok and r.resumed and r.attempts == 1
+    assert r.text == "好,加上了"
+    first, second = fake.message_requests()
+    assert second.session_id == first.session_id == r.session_id
