@@ -19,6 +19,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from flower.core.usage import context_of
+
 EventKind = Literal[
     "text",
     "thinking",
@@ -60,18 +62,6 @@ class Event:
         if self.kind == "tool_call":
             return f"[{self.tool}] {self.text}"
         return self.text or f"<{self.kind}>"
-
-
-def context_of(usage: dict[str, Any] | None) -> int | None:
-    """Prompt size of one API call, or None when the usage says nothing (synthetic: zeros)."""
-    if not isinstance(usage, dict):
-        return None
-    total = 0
-    for key in ("input_tokens", "cache_read_input_tokens", "cache_creation_input_tokens"):
-        value = usage.get(key)
-        if isinstance(value, (int, float)) and not isinstance(value, bool):
-            total += int(value)
-    return total or None
 
 
 def is_synthetic(message: Any) -> bool:

@@ -38,6 +38,8 @@ from claude_agent_sdk import (
     fold_session_summary,
 )
 
+from flower.core.usage import entry_context
+
 __all__ = ["SCHEMA", "SqliteSessionStore", "StoreCorruptError", "store_key"]
 
 T = TypeVar("T")
@@ -181,22 +183,6 @@ def _gc_paused() -> Iterator[None]:
     finally:
         if was_enabled:
             gc.enable()
-
-
-def _usage_tokens(entry: dict[str, Any]) -> int:
-    """Context size of one API call: input + cache_read + cache_creation (sdk-notes §7)."""
-    if entry.get("type") != "assistant" or entry.get("isApiErrorMessage"):
-        return 0
-    message = entry.get("message")
-    usage = message.get("usage") if isinstance(message, dict) else None
-    if not isinstance(usage, dict):
-        return 0
-    total = 0
-    for field in ("input_tokens", "cache_read_input_tokens", "cache_creation_input_tokens"):
-        value = usage.get(field)
-        if isinstance(value, int):
-            total += value
-    return total
 
 
 class SqliteSessionStore(SessionStore):
@@ -478,7 +464,7 @@ class SqliteSessionStore(SessionStore):
         )
         for (payload,) in rows:
             try:
-                tokens = _usage_tokens(json.loads(payload))
+                tokens = entry_context(json.loads(payload))
             except ValueError:
                 continue
             if tokens:

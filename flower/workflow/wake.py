@@ -17,6 +17,7 @@ from typing import Any
 from flower import texts
 from flower.core.lineage import Lineage
 from flower.core.paths import project_key
+from flower.core.usage import entry_context
 from flower.core.workbench import Workbench
 
 DB_NAME = "sessions.db"
@@ -56,21 +57,6 @@ def _connect_ro(db: Path) -> sqlite3.Connection | None:
         return None
 
 
-def _usage_size(entry: Any) -> int | None:
-    """Context size of one assistant transcript entry, ``None`` if it is not a real call."""
-    if not isinstance(entry, dict) or entry.get("type") != "assistant":
-        return None
-    if entry.get("isApiErrorMessage"):
-        return None  # synthetic outage message: zero usage, not the context
-    message = entry.get("message")
-    usage = message.get("usage") if isinstance(message, dict) else None
-    if not isinstance(usage, dict):
-        return None
-    keys = ("input_tokens", "cache_read_input_tokens", "cache_creation_input_tokens")
-    size = sum(v for k in keys if isinstance(v := usage.get(k), int))
-    return size or None
-
-
 def _last_context(con: sqlite3.Connection, key: str) -> int | None:
     rows = con.execute(
         "SELECT payload FROM entries WHERE store_key = ? ORDER BY seq DESC LIMIT ?",
@@ -78,7 +64,7 @@ def _last_context(con: sqlite3.Connection, key: str) -> int | None:
     )
     for (payload,) in rows:
         try:
-            size = _usage_size(json.loads(payload))
+            size = entry_context(json.loads(payload))
         except (TypeError, ValueError):
             continue
         if size:
