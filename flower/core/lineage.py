@@ -23,7 +23,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from flower.core.paths import atomic_write, canonical
+from flower.core.paths import atomic_write, canonical, move_aside
 
 FILENAME = "lineage.json"
 
@@ -57,31 +57,6 @@ def _parse(raw: bytes) -> tuple[str, int, dict[str, str]]:
     ):
         raise _Corrupt("steps is not a name → session id map")
     return ws, woke, {k: v for k, v in steps.items() if k and v}
-
-
-def _move_aside(path: Path) -> Path | None:
-    """Rename ``path`` to ``<name>.corrupt-<stamp>[-N]`` without ever replacing a file."""
-    base = f"{path.name}.corrupt-{_stamp()}"
-    for n in range(1, 1000):
-        dest = path.with_name(base if n == 1 else f"{base}-{n}")
-        try:
-            os.link(path, dest)  # fails if dest exists: no clobbering, even when racing
-        except FileExistsError:
-            continue
-        except OSError:
-            if dest.exists():  # filesystem without hard links: check, then rename
-                continue
-            try:
-                os.rename(path, dest)
-            except OSError:
-                return None
-            return dest
-        try:
-            os.unlink(path)
-        except OSError:
-            pass
-        return dest
-    return None
 
 
 def _unique_dir(parent: Path, name: str) -> Path:
@@ -158,7 +133,7 @@ class Lineage:
             ws, woke, steps = _parse(raw)
         except _Corrupt:
             if quarantine:
-                _move_aside(lin.path)
+                move_aside(lin.path, _stamp())
             return lin
         if canonical(ws) != str(lin.workspace):
             return lin  # moved or copied folder: the old ids cannot resume here

@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-from flower.core.paths import atomic_write
+from flower.core.paths import atomic_write, move_aside
 
 try:  # POSIX advisory locks; on other platforms writes fall back to atomic-replace only
     import fcntl
@@ -73,23 +73,19 @@ class Manifest:
     def read(self) -> list[dict[str, Any]]:
         """All rows; a corrupt file is moved aside (and reported) and counts as empty."""
         try:
-            raw = self.path.read_text(encoding="utf-8")
+            raw = self.path.read_bytes()
         except FileNotFoundError:
             return []
         try:
-            rows = json.loads(raw)
+            rows = json.loads(raw.decode("utf-8"))
             if not isinstance(rows, list) or not all(isinstance(r, dict) for r in rows):
                 raise ValueError("not a JSON array of objects")
             return rows
-        except ValueError as exc:
-            aside = self.path.with_name(
-                f"{self.path.name}.corrupt-{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}")
-            try:
-                os.replace(self.path, aside)
+        except ValueError as exc:  # bad UTF-8 and bad JSON alike
+            aside = move_aside(self.path)
+            if aside is not None:
                 self._notice(f"flower: {self.path} was unreadable ({exc}); kept it as {aside} "
                              "and started a fresh manifest")
-            except OSError:
-                pass
             return []
 
     def write(self, rows: list[dict[str, Any]], *, blocking: bool = True) -> bool:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import re
+import time
 import unicodedata
 from pathlib import Path
 
@@ -80,3 +81,30 @@ def atomic_write(path: Path, text: str, *, mode: int = 0o644) -> None:
         except OSError:
             pass
         raise
+
+
+def move_aside(path: Path, stamp: str | None = None) -> Path | None:
+    """Rename ``path`` to ``<name>.corrupt-<stamp>[-N]`` (stamp: ``YYYYmmdd-HHMMSS`` now)
+    without ever replacing a file: a corrupt state file is evidence, kept aside rather than
+    overwritten. None if it could not be moved."""
+    base = f"{path.name}.corrupt-{stamp or time.strftime('%Y%m%d-%H%M%S')}"
+    for n in range(1, 1000):
+        dest = path.with_name(base if n == 1 else f"{base}-{n}")
+        try:
+            os.link(path, dest)  # fails if dest exists: no clobbering, even when racing
+        except FileExistsError:
+            continue
+        except OSError:
+            if dest.exists():  # filesystem without hard links: check, then rename
+                continue
+            try:
+                os.rename(path, dest)
+            except OSError:
+                return None
+            return dest
+        try:
+            os.unlink(path)
+        except OSError:
+            pass
+        return dest
+    return None

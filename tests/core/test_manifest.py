@@ -77,3 +77,25 @@ def test_rescue_write_never_waits_on_its_own_lock(tmp_path: Path) -> None:
     m._holding = False
     assert m.write([{"step": "s"}], blocking=False) is True
     assert json.loads(path.read_text())[0]["step"] == "s"
+
+
+def test_undecodable_manifest_is_moved_aside_not_a_crash(tmp_path: Path) -> None:
+    path = tmp_path / "manifest.json"
+    junk = b"\xff\xfe\x00garbage"
+    path.write_bytes(junk)
+    Manifest(path, "r", notice=lambda s: None).write([{"step": "s"}])
+    (aside,) = tmp_path.glob("manifest.json.corrupt-*")
+    assert aside.read_bytes() == junk
+    assert [r["step"] for r in json.loads(path.read_text())] == ["s"]
+
+
+def test_a_second_corruption_in_the_same_second_never_overwrites_the_first(
+        tmp_path: Path) -> None:
+    path = tmp_path / "manifest.json"
+    m = Manifest(path, "r", notice=lambda s: None)
+    path.write_bytes(b"first")
+    m.read()
+    path.write_bytes(b"second")
+    m.read()
+    kept = sorted(p.read_bytes() for p in tmp_path.glob("manifest.json.corrupt-*"))
+    assert kept == [b"first", b"second"]
