@@ -419,7 +419,7 @@ class Runtime:
         if failure is not None:
             result.ok = False
             result.error = failure
-        elif result.error is None and not result.ok:
+        elif not result.ok:  # no result message at all (error was reset at the start)
             result.error = result.errors[-1] if result.errors else "no result from the agent"
         if result.error and result.error not in result.errors and \
                 result.error != self.INTERRUPTED:
