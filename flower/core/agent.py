@@ -110,6 +110,9 @@ class AgentSpec:
     glance: bool = False
     workbench: bool = True
     delegate_only: bool = False
+    #: Which built-in role this is ("coordinator", "clarifier", "judge", "oracle" or "" for
+    #: a plain agent): decides how the Runtime walls it and what its deny reasons say.
+    role: str = ""
 
 
 def config_dir_for(env: dict[str, str]) -> str:

@@ -377,7 +377,8 @@ class Runtime:
             if self.workbench.external:
                 add_dirs = [str(self.workbench.root)]
         options = build_options(
-            spec, cwd=self.workspace, session_store=self.store, resume=resume, fork=fork,
+            self._guarded(spec), cwd=self.workspace, session_store=self.store, resume=resume,
+            fork=fork,
             resume_at=resume_at, portable=self.portable, add_dirs=add_dirs,
             extra_env=self._agent_env(),
         )
@@ -424,6 +425,14 @@ class Runtime:
         if result.error and result.error not in result.errors and \
                 result.error != self.INTERRUPTED:
             result.errors.append(result.error)
+
+    def _guarded(self, spec: AgentSpec) -> AgentSpec:
+        """``spec`` with the hooks its role needs (walls, foreground dispatch, workbench
+        housekeeping) merged after the author's own — installed afresh on every attempt."""
+        from flower.core.guard import merge_hooks, role_hooks
+
+        walls = role_hooks(spec, workbench=self.workbench, spill_threshold=self.spill_threshold)
+        return replace(spec, hooks=merge_hooks(spec.hooks, walls)) if walls else spec
 
     async def _watch_interrupt(self, stop: _Stopper) -> None:
         """Turn a human's interrupt request (from any thread) into a CLI interrupt, promptly:

@@ -197,7 +197,7 @@ class TrimmingSessionStore(SqliteSessionStore):
             ident = (uid, j, len(body))
             path = self._spilled.get(ident)
             if path is None:
-                path = self._spill(body, directory)
+                path = write_spill(body, directory)
                 if path is not None and ident[0] is not None:
                     self._spilled[ident] = path
             if path is None:
@@ -209,30 +209,31 @@ class TrimmingSessionStore(SqliteSessionStore):
             report["chars_saved"] += len(body) - len(pointer)
         report["kept"] += keep
 
-    def _spill(self, body: str, directory: str) -> str | None:
-        """Write ``body`` once, atomically, content-addressed; None if the disk refuses.
+def write_spill(body: str, directory: str) -> str | None:
+    """Write ``body`` once, atomically, content-addressed; the path, or None if the disk refuses.
 
-        A failed spill keeps the result in context rather than failing the resume. Plain
-        ``os.path`` strings: a long run spills thousands of results per load.
-        """
-        data = body.encode("utf-8", "surrogatepass")
-        path = os.path.join(directory, hashlib.sha256(data).hexdigest()[:16] + ".txt")
-        if os.path.exists(path):
-            return path
-        try:
-            os.makedirs(directory, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(dir=directory, prefix=".spill-", suffix=".tmp")
-            try:
-                with os.fdopen(fd, "wb") as fh:
-                    fh.write(data)
-                os.replace(tmp, path)
-            except BaseException:
-                os.unlink(tmp)
-                raise
-        except OSError as exc:
-            log.warning("could not spill a tool result to %s: %s", directory, exc)
-            return None
+    Shared by the resume-time trim and the live ``spill_guard``, so one result always lands
+    in one file. A failed spill keeps the result in context rather than failing the caller.
+    Plain ``os.path`` strings: a long run spills thousands of results per load.
+    """
+    data = body.encode("utf-8", "surrogatepass")
+    path = os.path.join(directory, hashlib.sha256(data).hexdigest()[:16] + ".txt")
+    if os.path.exists(path):
         return path
+    try:
+        os.makedirs(directory, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=directory, prefix=".spill-", suffix=".tmp")
+        try:
+            with os.fdopen(fd, "wb") as fh:
+                fh.write(data)
+            os.replace(tmp, path)
+        except BaseException:
+            os.unlink(tmp)
+            raise
+    except OSError as exc:
+        log.warning("could not spill a tool result to %s: %s", directory, exc)
+        return None
+    return path
 
 
 def trim_report(store: TrimmingSessionStore) -> str:
