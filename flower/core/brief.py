@@ -10,7 +10,9 @@ verdict, handoff): :func:`strip_fences`, :func:`split_sections`, :func:`first_fi
 Heading rules (one line each):
 
 - forms: ``## 目标`` (any ``#`` level), ``**目标**``, ``目标:`` / ``目标：``, ``3. 目标`` /
-  ``3、目标`` / ``3) 目标``, and combinations (``## 1. **目标**``); a bare line ``目标`` too;
+  ``3、目标`` / ``3) 目标``, and combinations (``## 1. **目标**``). A bare line ``目标``
+  with no marker at all is body text: a judge's conclusion ``未通过`` must not turn into
+  the 未通过 heading;
 - the alias must be the *whole* heading text: ``目标是做一个工具`` is body text. A trailing
   parenthetical note is allowed (``## 目标(一句话)`` → 目标), because models copy template
   headings with their hints; anything else after the name needs a colon, and what follows
@@ -98,10 +100,12 @@ def _heading(line: str, pattern: re.Pattern[str], lookup: dict[str, str]) -> _He
     m = _HASHES.match(s)
     level = len(m.group(1)) if m else 0
     s = s[m.end():] if m else s
+    unnumbered = s
     s = _NUMBER.sub("", s, count=1)
     bold = s.startswith("**")
     if bold:
         s = _NUMBER.sub("", s[2:].lstrip(), count=1)
+    marked = bool(level) or bold or s != unnumbered
     m = pattern.match(s)
     if m is None:
         return None
@@ -116,7 +120,7 @@ def _heading(line: str, pattern: re.Pattern[str], lookup: dict[str, str]) -> _He
             colon, rest = _colon(rest[2:])
     if level and re.fullmatch(r"#*", rest):  # "## 目标 ##": closing hashes
         rest = ""
-    if rest and not colon:
+    if (rest or not marked) and not colon:  # a bare "目标" line is text, not a heading
         return None
     return _Heading(lookup[m.group(0)], rest, level, plain=not level and not bold)
 
