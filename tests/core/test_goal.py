@@ -182,6 +182,13 @@ def test_ordering_traps(text: str, state: str) -> None:
     assert Verdict.parse(f"## 结论\n{text}\n\n## 理由\n见上").state == state
 
 
+@pytest.mark.parametrize("text", [
+    "Unachieved", "the password check is broken", "bypassed the hard part", "the eyes test",
+])
+def test_english_words_only_as_whole_words(text: str) -> None:
+    assert not Verdict.parse(f"## 结论\n{text}").achieved
+
+
 @pytest.mark.parametrize(("text", "state"), [
     ("1", "achieved"), ("true", "achieved"), ("TRUE", "achieved"), (" True. ", "achieved"),
     ("0", "not_yet"), ("false", "not_yet"), ("False", "not_yet"),
