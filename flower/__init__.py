@@ -49,6 +49,10 @@ _EXPORTS: dict[str, str] = {
     "CompactPolicy": "flower.core.agent",
     "HandoffPolicy": "flower.core.agent",
     "default_window": "flower.core.agent",
+    # documents
+    "Brief": "flower.core.brief",
+    "Goal": "flower.core.goal",
+    "Verdict": "flower.core.goal",
     # workbench, lineage
     "Workbench": "flower.core.workbench",
     "Lineage": "flower.core.lineage",

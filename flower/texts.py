@@ -109,11 +109,6 @@ WAKE_ORDINAL = "第 {n} 次唤醒"
 WAKE_SEP = " · "
 WORK_STEP = "干活"  # the starter flow's work step: its context size goes into the banner
 
-# Headings wake.py falls back on while flower.core.brief / flower.core.goal are absent.
-BRIEF_SECTIONS = ("目标", "验收标准", "边界", "未知与假设")
-BRIEF_UNFILLED = "(未填)"
-GOAL_CHECK_HEADINGS = ("判定清单", "判定条件", "验收清单", "检查项", "判定")
-GOAL_EMPTY = "(空)"
 
 # --- roles and guards (core/roles.py, core/guard.py) --------------------------------------
 
@@ -209,3 +204,74 @@ SPILL_NOTE = "[结果太长({n} 字符),全文已存到 {path};要细看就用 R
 
 STEP_RESUMED = "<- 接上次 · 第 {n} 次唤醒"
 STEP_FROZEN = "已冻结,跳过"
+
+# --- documents (core/brief.py, core/goal.py) ---------------------------------------------
+
+# Brief (需求.md): the frozen output of the clarify step. Section names in field order
+# (goal, accept, bounds, unknowns); they are what ``Brief.missing()`` reports.
+BRIEF_TITLE = "# 需求确认书"
+BRIEF_NOTE = (
+    "> 由「确认需求」这一步生成并冻结。要改需求,直接编辑这个文件;"
+    "删掉它再运行,会重新确认需求。"
+)
+BRIEF_SECTIONS = ("目标", "验收标准", "边界", "未知与假设")
+BRIEF_UNFILLED = "(未填)"  # placeholder for an empty section; still counts as missing
+# Headings accepted when parsing, per field (matched longest first, whole heading only).
+BRIEF_ALIASES = {
+    "goal": ("目标",),
+    "accept": ("验收标准", "验收条件", "验收"),
+    "bounds": ("边界", "范围边界", "不做什么"),
+    "unknowns": ("未知与假设", "未知项与假设", "未知项", "已知未知", "假设", "未知"),
+}
+
+# Goal (目标.md): the statement and the checklist the judge walks item by item.
+GOAL_SECTIONS = ("目标", "判定清单")  # statement, checks
+GOAL_EMPTY = "(空)"  # placeholder for an empty statement or checklist
+GOAL_ALIASES = {
+    "statement": ("目标", "完成标志"),
+    "checks": ("判定清单", "判定条件", "验收清单", "检查项", "判定"),
+}
+GOAL_AMENDED = "(已修改)"  # appended (never overwritten) when a human changes the goal
+# A check carrying this marker cannot be verified here, e.g. "[此环境无法验证:没有 GPU]";
+# the shorter form "[无法验证…" is accepted too.
+GOAL_UNVERIFIABLE_MARKS = ("此环境无法验证", "无法验证")
+
+# Verdict: the judge's three sections.
+VERDICT_ALIASES = {
+    "state": ("结论", "判定"),
+    "reason": ("理由", "依据"),
+    "failed": ("未通过",),
+}
+# Conclusion words, checked in this order (the first state with a hit wins), so 达成 never
+# pre-empts 未达成/无法达成 and "achieved" never pre-empts "not achieved". ASCII words are
+# matched as whole words; a bare "no" counts only as the whole conclusion (VERDICT_BARE_NO).
+VERDICT_WORDS = (
+    ("unreachable", (
+        "无法验证", "没法验证", "验证不了", "无法判定",
+        "无法达成", "不可达成", "达成不了", "做不到",
+        "unverifiable", "not verifiable", "cannot verify", "can not verify", "can't verify",
+        "can’t verify", "unable to verify", "cannot be achieved", "can't be achieved",
+        "unreachable", "impossible",
+    )),
+    ("not_yet", (
+        "尚未达成", "未达成", "没达成", "没有达成", "未能达成", "没能达成", "不算达成",
+        "未完成", "没完成", "没有完成", "未通过", "没通过", "不通过",
+        "not_yet", "not yet", "not achieved", "not met", "not done", "incomplete",
+    )),
+    ("achieved", ("已达成", "达成", "已完成", "achieved", "yes", "pass", "passed")),
+)
+VERDICT_BARE_NO = "no"
+# Lines of the 未通过 section that mean "nothing failed".
+VERDICT_NONE = ("无", "(无)", "没有", "none", "n/a", "nothing", "无未通过项")
+
+# Verdict.feedback(): sent back to the worker's own session after a failed round. It names
+# the gaps and nothing else — never a solution, never a reason to start over.
+VERDICT_FEEDBACK_HEAD = "上一轮的结果还没有达到目标。"
+VERDICT_FEEDBACK_REASON = "判定理由:{reason}"
+VERDICT_NO_REASON = "(判定没有给出明确理由,按未达成处理)"
+VERDICT_FEEDBACK_FAILED = "没通过的判定项:"
+VERDICT_FEEDBACK_ITEM = "- {item}"
+VERDICT_FEEDBACK_TAIL = (
+    "在上一轮的基础上接着做,只补上面这些缺口:不要推倒重来,不要扩大范围,"
+    "不相关的部分保持不动。补完后自己逐条验证一遍再汇报。"
+)

@@ -9,12 +9,13 @@ into the one line that makes "does it remember?" visible.
 from __future__ import annotations
 
 import json
-import re
 import sqlite3
 from pathlib import Path
 from typing import Any
 
 from flower import texts
+from flower.core.brief import Brief
+from flower.core.goal import Goal
 from flower.core.lineage import Lineage
 from flower.core.paths import project_key
 from flower.core.usage import entry_context
@@ -112,86 +113,16 @@ def _session_info(
 # --- frozen documents -----------------------------------------------------------------
 
 
-def _read(path: Path) -> str | None:
-    try:
-        return path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError):
-        return None
-
-
-_DECOR = re.compile(r"^(?:#{1,6}\s*|\*\*|\d+[.、)]\s*)+")
-
-
-def _sections(text: str, names: tuple[str, ...]) -> dict[str, list[str]]:
-    """Lines under each known heading (``## 目标``, ``**目标**``, ``目标:``, ``3. 边界``; the
-    body may start on the heading line). Another markdown heading ends a section; a
-    repeated section only counts if the first one was empty."""
-    ordered = sorted(names, key=len, reverse=True)  # 判定清单 before 判定
-    out: dict[str, list[str]] = {}
-    current: list[str] | None = None
-    for line in text.splitlines():
-        s = line.strip()
-        bare = _DECOR.sub("", s)
-        name = next((n for n in ordered if bare.startswith(n)), None)
-        inline = name and re.match(r"^\s*(?:\*\*)?\s*(?:[:：]\s*(.*)|)$", bare[len(name):])
-        if inline:
-            current = [] if out.get(name) else out.setdefault(name, [])
-            if inline.group(1):
-                current.append(inline.group(1).strip())
-        elif s.startswith("#"):
-            current = None
-        elif current is not None and s:
-            current.append(s)
-    return out
-
-
 def brief_complete(path: Path) -> bool:
-    """Is the frozen brief there with all four sections filled in?
-
-    Uses ``flower.core.brief.Brief`` when it exists (one parser for the whole project);
-    until then a small reader of the documented layout.
-    """
-    try:
-        from flower.core.brief import Brief  # type: ignore[import-not-found]
-    except ModuleNotFoundError as e:
-        if e.name != "flower.core.brief":
-            raise
-    else:
-        loaded = Brief.load(path)
-        return bool(loaded is not None and loaded.complete())
-    text = _read(path)
-    if text is None:
-        return False
-    secs = _sections(text, texts.BRIEF_SECTIONS)
-    return all(
-        any(ln != texts.BRIEF_UNFILLED for ln in secs.get(name, []))
-        for name in texts.BRIEF_SECTIONS
-    )
-
-
-_BULLET = re.compile(r"^(?:[-*+]|\d+[.、)])\s*(?:\[[ xX]\]\s*)?")
+    """Is the frozen brief there with all four sections filled in?"""
+    brief = Brief.load(path)
+    return brief is not None and brief.complete()
 
 
 def count_checks(path: Path) -> int:
     """Number of items in the goal's checklist (0 when there is no goal file)."""
-    try:
-        from flower.core.goal import Goal  # type: ignore[import-not-found]
-    except ModuleNotFoundError as e:
-        if e.name != "flower.core.goal":
-            raise
-    else:
-        loaded = Goal.load(path)
-        return len(loaded.checks) if loaded is not None else 0
-    text = _read(path)
-    if text is None:
-        return 0
-    secs = _sections(text, texts.GOAL_CHECK_HEADINGS)
-    for name in texts.GOAL_CHECK_HEADINGS:
-        if name in secs:
-            items = [_BULLET.sub("", ln).strip() for ln in secs[name]]
-            return sum(1 for it in items if it and it != texts.GOAL_EMPTY)
-    # no checklist heading: count checkbox items anywhere
-    return sum(1 for ln in text.splitlines() if re.match(r"^\s*[-*+]\s*\[[ xX]\]", ln))
+    goal = Goal.load(path)
+    return len(goal.checks) if goal is not None else 0
 
 
 # --- public ---------------------------------------------------------------------------
