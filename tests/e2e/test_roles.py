@@ -15,8 +15,7 @@ from pathlib import Path
 import anyio
 import pytest
 
-from flower import Resilience, Runtime, Workbench, coordinator, judge, worker
-from flower import texts
+from flower import Resilience, Runtime, Workbench, coordinator, judge, texts, worker
 from flower.testing import FakeServer, Request, match, reply, tool_result_text, tool_use
 
 QUICK = Resilience(base_delay=0.05, max_delay=0.2, probe_interval=0.2)
