@@ -200,6 +200,71 @@ DENY_GLANCE_BACKGROUND = "瞄一眼的命令不能放到后台跑(run_in_backgro
 # spill_guard: what stays in context when a big tool result goes to the workbench's spill/.
 SPILL_NOTE = "[结果太长({n} 字符),全文已存到 {path};要细看就用 Read 或 Grep 查这个文件。开头 400 字符:]\n{head}"
 
+# --- the default job (workflow/clarify.py, workflow/goal.py, workflow/starter.py) -------
+
+# Sent instead of the raw request when the clarify step continues its own session (after a
+# crash mid-clarification): carry on, never start over, never re-ask what was answered.
+CLARIFY_RESUME = (
+    "上次的需求确认没有做完就中断了。接着做,不要从头开始:已经问过、已经有答案的问题不要再问,"
+    "中断的原因与你无关。只把四个部分里还缺的补齐,然后输出完整的需求确认书"
+    "(目标 / 验收标准 / 边界 / 未知与假设)。"
+)
+# The clarifier's reply lacked sections: the same session is asked to finish, not restarted.
+CLARIFY_INCOMPLETE = (
+    "你的回复里缺了这几部分:{missing}。不用重新问已经问过的问题,"
+    "直接输出完整的需求确认书,四个部分都要有(不知道的写进「未知与假设」)。"
+)
+
+# goal_step: turn the frozen brief into a checklist a judge can walk.
+NO_BRIEF = "(没有确认书)"
+SET_PROMPT = """\
+把下面这份需求确认书变成一个可以判定的目标:一句话的目标,加一份判定清单。按「设定目标」的规则和格式输出。
+
+{brief}"""
+# Event("task") at goal-setting time: items that are bound to fail judging here.
+UNVERIFIABLE_WARNING = (
+    "# 判定清单里有 {n}/{total} 条在这个环境里没法验证:判定时它们必然过不了,"
+    "运行会停下来问你。开工前还可以改 {path}"
+)
+UNVERIFIABLE_ITEM = "  · {item}"
+
+# with_goal: the judge, a fresh session every round.
+NO_GOAL = "(没有设定目标:按需求确认书里的验收标准判定)"
+NO_REPORT = "(这一轮干活的人没有留下汇报)"
+VERIFY_PROMPT = """\
+有人刚做完一轮活。你来判定它有没有达到下面的目标。
+
+{goal}
+
+---
+这一轮的汇报(只作线索,不能当证据):
+{report}
+
+---
+亲自检查现场:用你的工具看文件和产物,逐条核对判定清单。没有看得见的证据的条目一律算没通过;别因为汇报说做完了就当作做完了。按「判定一轮」的格式输出恰好三段:结论 / 理由 / 未通过。"""
+VERDICT_UNCLEAR = "判定没有给出明确的结论,按未达成处理。"
+JUDGE_FAILED = "判定这一步没跑成({error}),没法确认这一轮的结果。修好后重新运行 flower,会在同一个目标上接着判定。"
+GOAL_NO_RUNTIME = "没有 ctx['_runtime'],判定没法进行;不会假装通过。用 Workflow.run 来跑这个步骤。"
+UNREACHABLE_QUESTION = "判定认为这个目标在这里没法验证或达不成:{reason}\n怎么办?"
+UNREACHABLE_OPTIONS = ("接受这个结果,就这样往下走", "修改目标", "你判断错了,继续做")
+UNREACHABLE_ABORT = (
+    "目标在这里没法验证或达不成,也没人拍板,先停下,不再空耗轮次。"
+    "看一眼 {goal}(可以直接改)和 {manifest},然后重新运行 flower 接着做。"
+)
+AMEND_QUESTION = "新的目标是什么?一句话,会追加到原目标后面。"
+GOAL_CHANGED = "人修改了目标:{extra}。按修改后的目标继续。"
+MISJUDGED = "人认为判定错了:{words}。继续做,把目标真正做到。"
+
+# starter_flow
+WORK_PROMPT = "照这份需求确认书做:\n\n{brief}"
+WORK_GOAL = "一个独立的判定者会逐条按下面的目标检查你的成果:\n\n{goal}"
+WORK_CARRY_ON = "接着上次停下的地方继续做。先说一句你接下来要动哪里。"
+WORK_NEW_GOAL = "目标按新的要求重新设定过,以这一版为准(你上下文里那版已经过时):\n\n{goal}"
+AMEND_ON_WAKE = "唤醒时追加"
+AMEND_RUNNING = "运行中补充"
+STARTER_NEED_ASK = "要给一句诉求,例如 flower '帮我做一个 X'"
+ISOLATE_NOT_GIT = "--isolate 要求 {path} 是 git 仓库(每个 worker 要有自己的 worktree)。先 git init,或者去掉 --isolate。"
+
 # --- cli / demo -------------------------------------------------------------------------
 
 STEP_RESUMED = "<- 接上次 · 第 {n} 次唤醒"

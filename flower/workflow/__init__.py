@@ -10,6 +10,12 @@ _EXPORTS = {
     "StepAbort": "flower.workflow.base",
     "Workflow": "flower.workflow.base",
     "wake_state": "flower.workflow.wake",
+    "clarify_step": "flower.workflow.clarify",
+    "BRIEF_KEY": "flower.workflow.clarify",
+    "MISSING_KEY": "flower.workflow.clarify",
+    "goal_step": "flower.workflow.goal",
+    "with_goal": "flower.workflow.goal",
+    "starter_flow": "flower.workflow.starter",
 }
 
 __all__ = sorted(_EXPORTS)
