@@ -1,14 +1,22 @@
-"""``flower demo``: a whole long-horizon flow, offline, on the production path.
+"""``flower demo``: the default job (``starter_flow``) offline, on the production path.
 
 flower's scripted fake model server runs on loopback; everything else is real — the SDK,
-the bundled ``claude`` CLI executing tools, the session store, manifest and lineage. The
-flow has three steps (confirm the requirement → set goals → work) in ``./flower-demo`` by
-default, and it is built to be interrupted: kill it (even with ``kill -9``) and run
-``flower demo`` again — it wakes up, skips what is frozen, and the work step resumes its
-own session.
+the bundled ``claude`` CLI executing tools, the hooks walling each role, the session
+store, manifest and lineage. There is no demo-only workflow: this is exactly what
+``flower "写个 md 转 html 的脚本"`` runs, with a fake model playing every role:
 
-The fake "model" decides from the state of the workspace, not from a fixed list of
-replies, so it makes the right next move wherever a crash left things.
+* the clarifier asks one question (the demo answers it and shows the answer) and writes
+  the four-section brief;
+* the goal-setter turns it into a three-item checklist;
+* the coordinator dispatches a ``coder`` worker (a subagent) that writes and runs the
+  script — forgetting lists the first time;
+* a fresh judge reads ``sample.html``, finds the missing ``<li>`` and sends the gap back;
+  the second round closes it and the judge says achieved.
+
+It is built to be interrupted: kill it (even ``kill -9``) and run ``flower demo`` again —
+it wakes up, skips what is frozen, and the work step resumes its own session. The fake
+model decides from the state of the workspace and the conversation, not from a fixed list
+of replies, so it makes the right next move wherever a crash left things.
 """
 
 from __future__ import annotations
@@ -17,33 +25,46 @@ import os
 from pathlib import Path
 from typing import Any
 
+from flower import texts
+
 DEMO_DIR = "flower-demo"
 PAUSE_S = 0.6  # the fake "thinks" before each reply, so there is time to press Ctrl-C or kill
+ASK = "写个 md 转 html 的脚本"
+ASK_TOOL = "mcp__human__ask"
 
-REQUIREMENT = """# 需求
+QUESTION = "转换要支持哪些 Markdown 写法?"
+OPTIONS = ["标题、段落和列表就够了", "再加上代码块和表格"]
 
-## 目标
-写一个把 Markdown 转成 HTML 的小脚本 md2html.py。
+BRIEF = """## 目标
+写一个把 Markdown 转成 HTML 的命令行小脚本 md2html.py,给想快速预览笔记的人用。
 
 ## 验收标准
-`python3 md2html.py sample.md` 生成 sample.html,标题变 <h1>,列表变 <li>。
+- `python3 md2html.py sample.md` 生成 sample.html
+- `# 标题` 变成 <h1>,`- 列表项` 变成 <li>
 
 ## 边界
-只管标题(#)、段落、列表(- );只用 Python 标准库。
+- 支持范围按人的回答:{answer}
+- 只用 Python 标准库,不做样式
 
 ## 未知与假设
-没说要支持代码块,先不做。
+- 没说输出编码,按 UTF-8 处理
 """
 
-GOALS = """# 目标
+GOAL = """## 目标
+md2html.py 能把 sample.md 转成结构正确的 sample.html。
 
 ## 判定清单
-- [ ] md2html.py 能把 # 标题转成 <h1>
-- [ ] 列表项转成 <li>
-- [ ] sample.md 转换后得到 sample.html
+- 运行 python3 md2html.py sample.md 之后 sample.html 存在
+- sample.html 里 # 标题变成了 <h1>
+- sample.html 里 - 列表项变成了 <li>
 """
 
-SCRIPT = '''"""md2html: the smallest Markdown to HTML converter that passes the demo's goals."""
+TASK_BUILD = ("按工作台 notes/需求.md 实现 md2html.py;准备一个 sample.md,"
+              "运行 python3 md2html.py sample.md 验证。超过 2000 字符的产出写进工作台的 artifacts/。")
+TASK_FIX = "判定说 sample.html 里没有 <li>:给 md2html.py 补上列表支持,重新生成 sample.html 并验证。"
+FIX_MARK = "补上列表"
+
+SCRIPT_HEAD = '''"""md2html: the smallest Markdown to HTML converter that passes the demo's goals."""
 import html
 import sys
 from pathlib import Path
@@ -52,7 +73,8 @@ from pathlib import Path
 def convert(md: str) -> str:
     out, in_list = [], False
     for line in md.splitlines():
-        if line.startswith("- "):
+'''
+SCRIPT_LISTS = '''        if line.startswith("- "):
             if not in_list:
                 out.append("<ul>")
                 in_list = True
@@ -61,7 +83,8 @@ def convert(md: str) -> str:
         if in_list:
             out.append("</ul>")
             in_list = False
-        if line.startswith("#"):
+'''
+SCRIPT_TAIL = '''        if line.startswith("#"):
             level = len(line) - len(line.lstrip("#"))
             out.append(f"<h{level}>{html.escape(line[level:].strip())}</h{level}>")
         elif line.strip():
@@ -76,59 +99,107 @@ if __name__ == "__main__":
     src.with_suffix(".html").write_text(convert(src.read_text(encoding="utf-8")), encoding="utf-8")
     print(f"wrote {src.with_suffix('.html')}")
 '''
+SCRIPT_V1 = SCRIPT_HEAD + SCRIPT_TAIL  # the first round forgets lists — the judge notices
+SCRIPT = SCRIPT_HEAD + SCRIPT_LISTS + SCRIPT_TAIL
 
 SAMPLE = "# 你好,flower\n\n这是 demo 生成的示例。\n\n- 能断点续跑\n- 能等网络恢复\n"
 
-# step name -> (marker in its prompt, prompt)
-STEPS = {
-    "确认需求": ("【demo:需求】",
-                 "【demo:需求】帮我写个 md 转 html 的脚本。先把需求写进 {notes}/需求.md。"),
-    "设定目标": ("【demo:目标】", "【demo:目标】按需求列出验收清单,写进 {notes}/目标.md。"),
-    "干活": ("【demo:干活】", "【demo:干活】按需求和目标实现 md2html.py,并用 sample.md 验证。"),
-}
-RESUME = "上次干到一半被打断了。看看工作区里已经有什么,接着做完。"
+
+def _first_line(text: str) -> str:
+    return text.strip().splitlines()[0]
 
 
 class DemoBrain:
-    """The fake model: picks the next action from what already exists on disk."""
+    """The fake model: tells the roles apart by their rules, then picks the next move from
+    the conversation so far and what exists on disk."""
 
-    def __init__(self, ws: Path, notes: Path) -> None:
-        self.ws, self.notes = ws, notes
+    def __init__(self, ws: Path) -> None:
+        self.ws = ws
 
     def __call__(self, req: Any) -> Any:
-        from flower.testing import delay, reply, text, tool_use
+        from flower.testing import delay
 
-        first = req.first_user_text()
-        if STEPS["确认需求"][0] in first:
-            move = self._write(self.notes / "需求.md", REQUIREMENT, "需求写好了,四个部分都在。")
-        elif STEPS["设定目标"][0] in first:
-            move = self._write(self.notes / "目标.md", GOALS, "目标清单写好了,共 3 条。")
+        if req.agent_id:
+            move = self._coder(req)
+        elif _first_line(texts.CLARIFIER_RULES) in req.system_text:
+            move = self._clarify(req)
+        elif _first_line(texts.JUDGE_RULES) in req.system_text:
+            move = self._judge(req)
         else:
-            move = self._work()
-        kind, *args = move
-        if kind == "text":
-            return delay(PAUSE_S, reply(args[0]))
-        name, tool_input, say = args
-        return delay(PAUSE_S, reply(text(say), tool_use(name, tool_input)))
+            move = self._coordinate(req)
+        return delay(PAUSE_S, move)
 
-    def _write(self, path: Path, content: str, done: str) -> tuple:
-        if path.is_file():
-            return ("text", done)
-        return ("tool", "Write", {"file_path": str(path), "content": content},
-                f"我先把 {path.name} 写下来。")
+    # -- roles ----------------------------------------------------------------------------
 
-    def _work(self) -> tuple:
+    def _clarify(self, req: Any) -> Any:
+        from flower.testing import reply, tool_use
+
+        asked = req.tool_uses(ASK_TOOL)
+        answer = req.result_of(asked[-1]["id"]) if asked else None
+        if answer is None or answer.startswith(texts.ORPHAN_RESULT[:6]):
+            return reply("先确认一件事。", tool_use(ASK_TOOL, {"question": QUESTION,
+                                                          "options": OPTIONS}))
+        return reply(BRIEF.format(answer=answer.strip().splitlines()[0]))
+
+    def _judge(self, req: Any) -> Any:
+        from flower.testing import reply, tool_use
+
+        if _first_line(texts.SET_PROMPT) in req.first_user_text():
+            return reply(GOAL)
+        reads = req.tool_uses("Read")
+        if not reads:
+            return reply("先亲眼看看产物。",
+                         tool_use("Read", {"file_path": str(self.ws / "sample.html")}))
+        seen = req.result_of(reads[-1]["id"]) or ""
+        if "<h1>" in seen and "<li>" in seen:
+            return reply("## 结论\n已达成\n\n## 理由\nsample.html 存在,标题是 <h1>,"
+                         "列表项是 <li>。\n\n## 未通过\n无")
+        if "<h1>" in seen:
+            return reply("## 结论\n未达成\n\n## 理由\nsample.html 里的列表还是普通段落,"
+                         "没有 <li>。\n\n## 未通过\n- sample.html 里 - 列表项变成了 <li>")
+        return reply("## 结论\n未达成\n\n## 理由\n没找到可用的 sample.html。\n\n## 未通过\n"
+                     "- 运行 python3 md2html.py sample.md 之后 sample.html 存在")
+
+    def _coordinate(self, req: Any) -> Any:
+        from flower.testing import reply, tool_use
+
+        if req.last_tool_results():  # a worker's report came back
+            return reply("coder 回报做完了:md2html.py 写好并跑过,sample.html 已生成。"
+                         "交给判定去检查。")
+        fix = texts.VERDICT_FEEDBACK_HEAD in req.text()
+        task = TASK_FIX if fix else TASK_BUILD
+        return reply("派 coder 去做。", tool_use("Agent", {
+            "description": "补上列表支持" if fix else "实现 md2html.py",
+            "prompt": task, "subagent_type": "coder"}))
+
+    def _coder(self, req: Any) -> Any:
+        from flower.testing import reply, text, tool_use
+
         ws = self.ws
-        if not (ws / "md2html.py").is_file():
-            return ("tool", "Write", {"file_path": str(ws / "md2html.py"), "content": SCRIPT},
-                    "先写转换脚本。")
+        fix = FIX_MARK in req.first_user_text()
+        script = _read(ws / "md2html.py")
+        if not script or (fix and "<li>" not in script):
+            content, say = (SCRIPT, "补上列表。") if fix else (SCRIPT_V1, "先写转换脚本。")
+            return reply(text(say), tool_use("Write", {
+                "file_path": str(ws / "md2html.py"), "content": content}))
         if not (ws / "sample.md").is_file():
-            return ("tool", "Write", {"file_path": str(ws / "sample.md"), "content": SAMPLE},
-                    "再准备一个示例文件。")
-        if not (ws / "sample.html").is_file():
-            return ("tool", "Bash", {"command": "python3 md2html.py sample.md"},
-                    "跑一下转换。")
-        return ("text", "完成:md2html.py 已实现,sample.md 转换成 sample.html,三条目标都满足。")
+            return reply(text("再准备一个示例文件。"), tool_use("Write", {
+                "file_path": str(ws / "sample.md"), "content": SAMPLE}))
+        page = _read(ws / "sample.html")
+        if not page or ("<li>" in script) != ("<li>" in page):
+            return reply(text("跑一下转换。"),
+                         tool_use("Bash", {"command": "python3 md2html.py sample.md"}))
+        return reply("结论:md2html.py 可以把 sample.md 转成 sample.html。\n"
+                     "证据:python3 md2html.py sample.md 输出 wrote sample.html。\n"
+                     "产出:md2html.py、sample.md、sample.html。\n"
+                     "未验证:没有试过更大的文件。")
+
+
+def _read(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8")
+    except OSError:
+        return ""
 
 
 def _demo_env(fake_url: str, config_dir: Path) -> dict[str, str]:
@@ -148,65 +219,52 @@ def run_demo(workspace: str | None = None) -> int:
 
     ws = Path(workspace or DEMO_DIR).expanduser().resolve()
     ws.mkdir(parents=True, exist_ok=True)
-    return anyio.run(_run, ws, Console())
+    return anyio.run(_run, ws, Console(highlight=False))
 
 
-def _flow(ws: Path) -> Any:
-    from flower.core.agent import AgentSpec
-    from flower.core.workbench import Workbench
-    from flower.workflow.base import Step, Workflow
+class _Story:
+    """The demo's terminal: the live event stream, plus an automatic human who answers the
+    clarifier's question with the first option (and says so)."""
 
-    wb = Workbench(ws).ensure()
-    agent = AgentSpec(name="demo", instructions="你是 flower demo 里的 agent。",
-                      allowed_tools=["Read", "Write", "Bash"],
-                      permission_mode="bypassPermissions", max_turns=12)
+    def __init__(self, console: Any, channel: Any) -> None:
+        from flower.ui import Renderer
 
-    def frozen(name: str):  # a finished document means a finished step
-        path = wb.notes / name
-        return lambda ctx: path.read_text(encoding="utf-8") if path.is_file() else None
+        self.render = Renderer(console)
+        self.channel = channel
 
-    def prompt(step: str) -> str:
-        return STEPS[step][1].format(notes=wb.notes)
-
-    html_ok = lambda r, ctx: "<h1>" in _read(ws / "sample.html")  # noqa: E731
-    return Workflow([
-        Step("确认需求", agent, prompt("确认需求"), frozen=frozen("需求.md")),
-        Step("设定目标", agent, prompt("设定目标"), frozen=frozen("目标.md")),
-        Step("干活", agent, prompt("干活"), resume_prompt=RESUME, gate=html_ok, retries=1),
-    ], name="demo", workbench=wb)
-
-
-def _read(path: Path) -> str:
-    try:
-        return path.read_text(encoding="utf-8")
-    except OSError:
-        return ""
+    def __call__(self, ev: Any) -> None:
+        self.render(ev)
+        p = ev.payload
+        if ev.kind == "ask" and p.get("kind") != "mail" and p.get("state") == "asked":
+            options = p.get("options") or [""]
+            self.render.line(f"     {texts.DEMO_AUTO_ANSWER}", "dim")
+            self.channel.answer(p["id"], options[0])
 
 
 async def _run(ws: Path, console: Any) -> int:
     from flower.core.runtime import Runtime
     from flower.testing import FakeServer
-    from flower.ui import render_event, step_header
+    from flower.workflow.starter import starter_flow
     from flower.workflow.wake import wake_banner, wake_state
 
     run_dir = ws / "runs"
     state = wake_state(ws, run_dir=run_dir)
-    wf = _flow(ws)
+    wf = starter_flow("" if state["waking"] else ASK, workspace=ws, run_dir=run_dir,
+                      timeout_s=60.0)
     with FakeServer() as fake:
-        fake.fallback(DemoBrain(ws, wf.workbench.notes))
+        fake.fallback(DemoBrain(ws))
         env = _demo_env(fake.url, run_dir / "claude-config")
         saved = {k: os.environ.get(k) for k in env}
         os.environ.update(env)
-        console.rule("[bold]flower demo[/] · 离线 · 假模型服务器 " + fake.url)
-        if state["waking"]:
-            console.print(f"[bold cyan]{wake_banner(state)}[/]")
+        console.rule(f"[bold]flower demo[/] · {texts.DEMO_OFFLINE} " + fake.url)
+        if state["waking"] or state["woke"]:
+            console.print(f"[bold cyan]{wake_banner(state)}[/]", highlight=False)
         else:
-            console.print(f"工作区: {ws}")
+            console.print(texts.DEMO_START.format(ws=ws, ask=ASK), highlight=False)
         try:
             rt = Runtime(workspace=ws, run_dir=run_dir, workbench=wf.workbench)
             try:
-                ctx = await wf.run(rt, on_event=lambda ev: (
-                    step_header(console, ev) if ev.kind == "step" else render_event(console, ev)))
+                ctx = await wf.run(rt, on_event=_Story(console, wf.channel))
             finally:
                 rt.close()
         finally:
@@ -215,14 +273,16 @@ async def _run(ws: Path, console: Any) -> int:
                     os.environ.pop(k, None)
                 else:
                     os.environ[k] = v
-    ok = "_failed_at" not in ctx and (ws / "sample.html").is_file()
+    ok = "_failed_at" not in ctx
     console.rule("[green]完成[/]" if ok else "[red]没有完成[/]")
-    console.print(f"花费 ${rt.total_cost():.4f}(假模型按标价计) · 清单 {rt.manifest_path}")
+    console.print(texts.DEMO_COST.format(cost=rt.total_cost(), manifest=rt.manifest_path),
+                  highlight=False)
     if ok:
-        console.print(f"[bold]sample.html[/]:\n{_read(ws / 'sample.html')}")
-        console.print(f"再次运行 [bold]flower demo[/] 会在 {ws} 接着上次继续;"
-                      "删掉这个目录就重新开始。")
+        console.print(f"[bold]sample.html[/]:\n{_read(ws / 'sample.html')}", highlight=False,
+                      markup=False)
+        console.print(texts.DEMO_AGAIN.format(ws=ws), highlight=False)
     else:
         failed = ctx.get("_results", {}).get(ctx.get("_failed_at", ""), None)
-        console.print(f"[red]{failed.error if failed else '未知错误'}[/]")
+        why = ctx.get("_aborted") or (failed.error if failed else None) or "?"
+        console.print(f"[red]{why}[/]", highlight=False)
     return 0 if ok else 1

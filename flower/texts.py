@@ -269,6 +269,17 @@ ISOLATE_NOT_GIT = "--isolate 要求 {path} 是 git 仓库(每个 worker 要有�
 
 STEP_RESUMED = "<- 接上次 · 第 {n} 次唤醒"
 STEP_FROZEN = "已冻结,跳过"
+UI_DISPATCH = "派人"
+UI_REPORT = "回报:"
+UI_DONE = "完成 {turns} 轮 · ${cost:.2f}"
+UI_ASKS_LEFT = "(还能问 {n} 次)"
+UI_MAIL_RECEIVED = "收到 (它下次查收件箱时会看到)"
+UI_ASK_STATES = {
+    "timeout": "! 无人应答 —— 它会自己判断,把假设记进「未知与假设」",
+    "over_budget": "! 提问额度用完",
+    "declined": ". 已跳过",
+    "invalid": "! 问题是空的,没有问出去",
+}
 
 # --- documents (core/brief.py, core/goal.py) ---------------------------------------------
 

@@ -1,61 +1,158 @@
-"""Terminal rendering of flower events with rich. UI code sees only ``Event``, never SDK types."""
+"""Terminal rendering of flower events with rich. UI code sees only ``Event``, never SDK types.
+
+ASCII icons only (emoji and box-drawing glyphs crashed terminals' font fallback twice in the
+reference): ``=`` step, ``~`` thinking/retry, ``>`` dispatch, ``*`` tool call, ``?`` question,
+``!`` warning, ``+`` done/answered, ``x`` failure, ``#`` notices, ``<`` a worker's report,
+``.`` skipped, ``| `` subagent activity. Text from models and tools is printed as *text*
+(never as markup), so a stray ``[red]`` or escape sequence cannot restyle the terminal.
+"""
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING
+
+from flower import texts
 
 if TYPE_CHECKING:
     from rich.console import Console
 
     from flower.core.events import Event
 
-_STYLE = {
-    "text": "white",
-    "thinking": "dim italic",
-    "tool_call": "cyan",
-    "tool_result": "green",
-    "error": "bold red",
-    "retry": "yellow",
-    "result": "magenta",
-    "step": "bold blue",
-    "handoff": "yellow",
-}
+_ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b[@-_]|[\x00-\x08\x0b-\x1f\x7f]")
+REPORT_LINES = 12  # lines of a worker's report shown without -v
 
 
-def render_event(console: Console, ev: Event) -> None:
-    """Print one event as one or a few lines; quiet kinds (system, task, prompt) are skipped."""
-    from rich.markup import escape
-
-    if ev.kind in ("system", "unknown", "prompt", "task"):
-        return
-    style = _STYLE.get(ev.kind, "white")
-    who = "  ↳ " if ev.payload.get("subagent") else ""
-    if ev.kind == "tool_call":
-        line = f"{who}⚙ {ev.tool}  {ev.text}"
-    elif ev.kind == "tool_result":
-        mark = "✗" if ev.payload.get("is_error") else "✓"
-        body = ev.text.strip().splitlines()[0][:160] if ev.text.strip() else ""
-        line = f"{who}  {mark} {body}"
-    elif ev.kind == "result":
-        cost = ev.payload.get("cost_usd") or 0.0
-        line = f"{who}■ {ev.text} · {ev.payload.get('num_turns', 0)} turns · ${cost:.4f}"
-    elif ev.kind == "thinking":
-        line = f"{who}… {ev.text[:160]}"
-    else:
-        line = f"{who}{ev.text}"
-    console.print(f"[{style}]{escape(line)}[/]")
+def clean(text: str) -> str:
+    """Model/tool text made safe to print: foreign escape sequences and controls removed."""
+    return _ANSI.sub("", text)
 
 
-def step_header(console: Console, ev: Event) -> None:
-    """``== 干活 ======  3/3  <- 接上次 · 第 2 次唤醒`` — the wake is visible at every step."""
-    from rich.markup import escape
+class Renderer:
+    """Prints events as they come. Keeps just enough state to tell a worker's report (the
+    result of an ``Agent`` call) from any other tool result."""
 
-    from flower import texts
+    def __init__(self, console: Console, *, verbose: bool = False) -> None:
+        self.console = console
+        self.verbose = verbose
+        self._dispatches: set[str] = set()
 
-    p = ev.payload
-    tail = f"  {p.get('index', '?')}/{p.get('total', '?')}"
-    if p.get("frozen"):
-        tail += f"  {texts.STEP_FROZEN}"
-    elif p.get("resumed"):
-        tail += f"  {texts.STEP_RESUMED.format(n=p.get('woke', 1))}"
-    console.rule(f"[bold blue]{escape(ev.text)}[/]{escape(tail)}", align="left")
+    def __call__(self, ev: Event) -> None:
+        handler = getattr(self, f"_on_{ev.kind}", None)
+        if handler is not None:
+            handler(ev)
+
+    # -- output helpers -------------------------------------------------------------------
+
+    def line(self, text: str, style: str = "") -> None:
+        from rich.text import Text
+
+        self.console.print(Text(clean(text), style=style), soft_wrap=False, overflow="fold")
+
+    def block(self, text: str, indent: str, style: str = "", limit: int | None = None) -> None:
+        lines = [s for s in clean(text).strip("\n").splitlines()]
+        if limit is not None and len(lines) > limit:
+            lines = [*lines[:limit], f"… (+{len(lines) - limit})"]
+        for s in lines:
+            self.line(f"{indent}{s}", style)
+
+    @staticmethod
+    def _bar(ev: Event) -> str:
+        return "  | " if ev.payload.get("subagent") else "  "
+
+    # -- event kinds ----------------------------------------------------------------------
+
+    def _on_step(self, ev: Event) -> None:
+        from rich.text import Text
+
+        p = ev.payload
+        tail = f"  {p.get('index', '?')}/{p.get('total', '?')}"
+        if p.get("frozen"):
+            tail += f"  {texts.STEP_FROZEN}"
+        elif p.get("resumed"):
+            tail += f"  {texts.STEP_RESUMED.format(n=p.get('woke', 1))}"
+        self.console.rule(Text(f"{clean(ev.text)}{tail}", style="bold blue"), align="left",
+                          characters="=")
+
+    def _on_text(self, ev: Event) -> None:
+        if ev.payload.get("subagent") and not self.verbose:
+            return
+        self.block(ev.text, self._bar(ev))
+
+    def _on_thinking(self, ev: Event) -> None:
+        if ev.payload.get("subagent") and not self.verbose:
+            return
+        first = clean(ev.text).strip().splitlines()[:1]
+        if first:
+            self.line(f"{self._bar(ev)}~ {first[0][:160]}", "dim italic")
+
+    def _on_tool_call(self, ev: Event) -> None:
+        tool_input = ev.payload.get("input") or {}
+        if ev.tool in ("Agent", "Task") and not ev.payload.get("subagent"):
+            self._dispatches.add(str(ev.payload.get("id", "")))
+            who = tool_input.get("subagent_type") or "agent"
+            what = tool_input.get("description") or ""
+            self.line(f"  > {texts.UI_DISPATCH} {who} {what}".rstrip(), "bold cyan")
+            return
+        self.line(f"{self._bar(ev)}* {ev.tool} {ev.text}"[:200].rstrip(), "cyan")
+
+    def _on_tool_result(self, ev: Event) -> None:
+        if str(ev.payload.get("tool_use_id", "")) in self._dispatches:
+            self.line(f"  < {texts.UI_REPORT}", "bold green")
+            self.block(_report(ev.text), "    ", "green",
+                       None if self.verbose else REPORT_LINES)
+            return
+        if ev.payload.get("is_error"):
+            first = clean(ev.text).strip().splitlines()[:1]
+            self.line(f"{self._bar(ev)}x {first[0][:160] if first else ''}", "red")
+        elif self.verbose:
+            self.block(ev.text, f"{self._bar(ev)}  ", "green", 6)
+
+    def _on_error(self, ev: Event) -> None:
+        self.line(f"  x {ev.text}", "bold red")
+
+    def _on_retry(self, ev: Event) -> None:
+        self.line(f"  ~ {ev.text}", "yellow")
+
+    def _on_handoff(self, ev: Event) -> None:
+        self.line(f"  # {ev.text}", "yellow")
+
+    def _on_result(self, ev: Event) -> None:
+        if ev.payload.get("subagent"):
+            return
+        cost = float(ev.payload.get("cost_usd") or 0.0)
+        self.line(f"  + {texts.UI_DONE.format(turns=ev.payload.get('num_turns', 0), cost=cost)}",
+                  "magenta")
+
+    def _on_task(self, ev: Event) -> None:
+        if ev.text:  # flower's own notices (e.g. unverifiable checks); SDK task pings are empty
+            self.block(ev.text, "  ", "yellow")
+
+    def _on_ask(self, ev: Event) -> None:
+        p = ev.payload
+        if p.get("kind") == "mail":
+            if p.get("state") == "queued":
+                self.line(f"  + {texts.UI_MAIL_RECEIVED}", "green")
+            return
+        state = p.get("state")
+        if state == "asked":
+            self.line(f"  ? {ev.text}", "bold yellow")
+            for i, option in enumerate(p.get("options") or [], 1):
+                self.line(f"     {i}) {option}", "yellow")
+            remaining = p.get("remaining", -1)
+            if isinstance(remaining, int) and remaining >= 0:
+                self.line(f"     {texts.UI_ASKS_LEFT.format(n=remaining)}", "dim")
+        elif state == "answered":
+            self.line(f"  + {p.get('answer', '')}", "green")
+        elif state in texts.UI_ASK_STATES:
+            self.line(f"  {texts.UI_ASK_STATES[state]}", "yellow")
+
+
+def _report(text: str) -> str:
+    """A worker's report without the CLI's bookkeeping around it (usage tags, hand-back note)."""
+    body = re.sub(r"<usage>.*?</usage>", "", text, flags=re.S)
+    body = re.sub(r"<tools-used-before-summary>.*?</tools-used-before-summary>", "", body,
+                  flags=re.S)
+    lines = [s for s in body.splitlines() if s.strip() and not s.lstrip().startswith(
+        ("[Subagent hand-back]", "agentId:"))]
+    return "\n".join(lines)

@@ -131,6 +131,23 @@ class Request:
             for b in m["content"] if isinstance(b, dict) and b.get("type") == "tool_result"
         ]
 
+    def tool_uses(self, name: str | None = None) -> list[dict[str, Any]]:
+        """Every tool_use block the model sent earlier in this conversation (optionally only
+        those of tool ``name``), oldest first."""
+        return [
+            b for m in self.messages
+            if m.get("role") == "assistant" and isinstance(m.get("content"), list)
+            for b in m["content"] if isinstance(b, dict) and b.get("type") == "tool_use"
+            and name in (None, b.get("name"))
+        ]
+
+    def result_of(self, tool_use_id: str) -> str | None:
+        """The text of the tool_result answering ``tool_use_id``; None if there is none yet."""
+        for block in self.tool_results():
+            if block.get("tool_use_id") == tool_use_id:
+                return tool_result_text(block)
+        return None
+
     def last_tool_results(self) -> list[dict[str, Any]]:
         """The tool_result blocks of the last user message (the round trip just finished)."""
         users = [m for m in self.messages if m.get("role") == "user"]
