@@ -8,6 +8,7 @@ import asyncio
 import subprocess
 import sys
 import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +27,7 @@ from flower.core.human import (
 )
 
 QUICK = 5.0  # upper bound for things that should happen at once; only hit on failure
+PROMPT = QUICK / 2  # a cross-thread answer must wake the loop at once, not at the next timer
 
 
 class Recorder:
@@ -183,7 +185,9 @@ async def test_answer_from_another_thread_while_ask_awaits() -> None:
         results.append(ch.answer(rec.asked_ids[0], "postgres"))
 
     t = in_thread(human)
+    started = time.monotonic()
     a = await asyncio.wait_for(ch.ask("which db?", ["postgres", "sqlite"]), QUICK)
+    assert time.monotonic() - started < PROMPT  # woken via call_soon_threadsafe
     t.join(QUICK)
     assert results == [True]
     assert (a.state, a.answer) == ("answered", "postgres")
@@ -203,7 +207,9 @@ async def test_decline_from_another_thread_with_reason() -> None:
         assert ch.decline(rec.asked_ids[0], "busy") is True
 
     t = in_thread(human)
+    started = time.monotonic()
     a = await asyncio.wait_for(ch.ask("which db?"), QUICK)
+    assert time.monotonic() - started < PROMPT
     t.join(QUICK)
     assert a.state == "declined"
     assert a.answer == texts.DECLINED + texts.DECLINED_REASON.format(reason="busy")
