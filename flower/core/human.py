@@ -189,7 +189,7 @@ class HumanChannel:
         """Handler of ``mcp__human__ask``: the model gets the answer or a fall-through text."""
         question = args.get("question")
         asked = await self.ask(question if isinstance(question, str) else "",
-                               coerce_options(args.get("options")))
+                               args.get("options"))
         return _tool_text(asked.answer)
 
     async def _inbox_tool(self, args: dict[str, Any]) -> dict[str, Any]:
@@ -226,9 +226,10 @@ class HumanChannel:
 
     async def ask(self, question: str, options: list[str] | None = None) -> Ask:
         """Ask the human and wait; the outcome is in the returned ``Ask.state``."""
+        choices = coerce_options(options)
         with self._lock:
             self._seq += 1
-            asked = Ask(f"q{self._seq}", question or "", [str(o) for o in options or []])
+            asked = Ask(f"q{self._seq}", question or "", choices)
             self.asks.append(asked)
             over = self.max_asks is not None and len(self.asks) > self.max_asks
         if not asked.question.strip():
