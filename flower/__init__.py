@@ -83,6 +83,9 @@ _EXPORTS: dict[str, str] = {
     # events
     "Event": "flower.core.events",
     "normalize": "flower.core.events",
+    # a person in the loop
+    "HumanChannel": "flower.core.human",
+    "Ask": "flower.core.human",
 }
 
 __all__ = sorted(_EXPORTS)

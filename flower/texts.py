@@ -260,8 +260,6 @@ WORK_PROMPT = "照这份需求确认书做:\n\n{brief}"
 WORK_GOAL = "一个独立的判定者会逐条按下面的目标检查你的成果:\n\n{goal}"
 WORK_CARRY_ON = "接着上次停下的地方继续做。先说一句你接下来要动哪里。"
 WORK_NEW_GOAL = "目标按新的要求重新设定过,以这一版为准(你上下文里那版已经过时):\n\n{goal}"
-AMEND_ON_WAKE = "唤醒时追加"
-AMEND_RUNNING = "运行中补充"
 STARTER_NEED_ASK = "要给一句诉求,例如 flower '帮我做一个 X'"
 ISOLATE_NOT_GIT = "--isolate 要求 {path} 是 git 仓库(每个 worker 要有自己的 worktree)。先 git init,或者去掉 --isolate。"
 
@@ -274,6 +272,11 @@ UI_REPORT = "回报:"
 UI_DONE = "完成 {turns} 轮 · ${cost:.2f}"
 UI_ASKS_LEFT = "(还能问 {n} 次)"
 UI_MAIL_RECEIVED = "收到 (它下次查收件箱时会看到)"
+DEMO_OFFLINE = "离线 · 假模型服务器"
+DEMO_START = "工作区: {ws}\n诉求: {ask}"
+DEMO_AUTO_ANSWER = "(demo 替你选了第一项)"
+DEMO_COST = "花费 ${cost:.4f}(假模型按标价计) · 清单 {manifest}"
+DEMO_AGAIN = "再次运行 flower demo 会在 {ws} 接着上次继续;删掉这个目录就重新开始。"
 UI_ASK_STATES = {
     "timeout": "! 无人应答 —— 它会自己判断,把假设记进「未知与假设」",
     "over_budget": "! 提问额度用完",
@@ -351,3 +354,57 @@ VERDICT_FEEDBACK_TAIL = (
     "在上一轮的基础上接着做,只补上面这些缺口:不要推倒重来,不要扩大范围,"
     "不相关的部分保持不动。补完后自己逐条验证一遍再汇报。"
 )
+
+
+# --- human channel (core/human.py) ------------------------------------------------------
+
+# Tool results when the model gets no real answer. Each one tells it to decide itself and
+# record the assumption, so an absent human never stalls a run.
+OVER_BUDGET = (
+    "提问额度已用完,不要再问了。把剩下的不确定点写进「未知与假设」,按你自己的判断继续。"
+)
+TIMEOUT = (
+    "没有人回答。按你自己的判断继续:把这个问题和你采用的假设写进「未知与假设」。"
+    "不要重复提问,也不要停下来等。"
+)
+DECLINED = "对方跳过了这个问题。你自己判断,把采用的假设写进「未知与假设」。"
+DECLINED_REASON = "(对方说:{reason})"  # appended to DECLINED when decline() has a reason
+INVALID_QUESTION = (
+    "问题是空的,没有问出去。要问就把问题写清楚;否则自己判断,把假设写进「未知与假设」。"
+)
+
+# What the model reads about the two tools (mcp__human__ask / mcp__human__inbox).
+ASK_TOOL_DESC = (
+    "向人提一个问题,一次只问一个。人可能不在:这个调用会阻塞到有人回答、超时或被跳过。"
+    "拿不到回答时按返回的说明自己判断。只在真正的岔路口用。"
+)
+ASK_QUESTION_DESC = "问题本身,写清楚、只问一件事"
+ASK_OPTIONS_DESC = "可选:候选答案,人可以直接选一个"
+INBOX_TOOL_DESC = (
+    "查收人在运行中补充的话。不阻塞,没有消息就立即返回。每完成一个里程碑查一次。"
+)
+
+# The inbox tool's result.
+NO_MAIL = "收件箱是空的,继续干活。"
+INBOX_HEAD = "人在运行中补充了 {n} 条消息(按时间先后):"
+INBOX_ITEM = "[{id}] {text}"
+INBOX_PERSISTED = "这些话已追加进 {path},后面的步骤也读得到,不用你再记。"
+INBOX_NOT_PERSISTED = (
+    "这些话没有写进任何需求文件,下一步可能就看不到了;需要一直遵守的,自己记进工作台的 notes/。"
+)
+
+# amend(): a human remark appended to the brief so it survives step boundaries.
+AMEND_LIVE = "运行中补充"  # typed while the run is going (send())
+AMEND_WAKE = "唤醒时追加"  # typed at the wake prompt (starter flow)
+AMEND_BLOCK = "\n\n**{label}**({time}):\n{text}\n"
+
+# Q&A log (notes/问答记录.md): for people only, append-only.
+QA_LOG_TITLE = "# 需求问答记录"
+QA_LOG_NOTE = "> 人和 agent 之间的问答留档,只给人看;不在任何 agent 的上下文里。"
+QA_QUESTION = "**Q {id}**({time}):{question}"
+QA_OPTIONS = "选项:{options}"
+QA_OPTION_SEP = " / "
+QA_ANSWER = "**A [{state}]**:{answer}"
+QA_WAITING = "(还在等回答)"  # transcript() line for a question not settled yet
+QA_MAIL = "**M {id}** [{state}]({time}):{text}"
+QA_LOG_FAILED = "问答记录写不进 {path}(只影响留档,不影响运行)"  # goes into ui_errors
