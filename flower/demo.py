@@ -60,11 +60,12 @@ md2html.py 能把 sample.md 转成结构正确的 sample.html。
 """
 
 TASK_BUILD = ("按工作台 notes/需求.md 实现 md2html.py;准备一个 sample.md,"
-              "运行 python3 md2html.py sample.md 验证。超过 2000 字符的产出写进工作台的 artifacts/。")
+              "运行 python3 md2html.py sample.md 验证。"
+              "超过 2000 字符的产出写进工作台的 artifacts/。")
 TASK_FIX = "判定说 sample.html 里没有 <li>:给 md2html.py 补上列表支持,重新生成 sample.html 并验证。"
 FIX_MARK = "补上列表"
 
-SCRIPT_HEAD = '''"""md2html: the smallest Markdown to HTML converter that passes the demo's goals."""
+SCRIPT_HEAD = '''"""md2html: a small Markdown to HTML converter (headings, paragraphs, lists)."""
 import html
 import sys
 from pathlib import Path
@@ -113,8 +114,9 @@ class DemoBrain:
     """The fake model: tells the roles apart by their rules, then picks the next move from
     the conversation so far and what exists on disk."""
 
-    def __init__(self, ws: Path) -> None:
+    def __init__(self, ws: Path, *, pause: float = PAUSE_S) -> None:
         self.ws = ws
+        self.pause = pause
 
     def __call__(self, req: Any) -> Any:
         from flower.testing import delay
@@ -127,7 +129,7 @@ class DemoBrain:
             move = self._judge(req)
         else:
             move = self._coordinate(req)
-        return delay(PAUSE_S, move)
+        return delay(self.pause, move) if self.pause else move
 
     # -- roles ----------------------------------------------------------------------------
 
@@ -166,6 +168,9 @@ class DemoBrain:
         if req.last_tool_results():  # a worker's report came back
             return reply("coder 回报做完了:md2html.py 写好并跑过,sample.html 已生成。"
                          "交给判定去检查。")
+        page = _read(self.ws / "sample.html")
+        if texts.WORK_CARRY_ON in req.last_user_text() and "<li>" in page:
+            return reply("上次已经做完:sample.html 里标题和列表都对。交给判定再确认一次。")
         fix = texts.VERDICT_FEEDBACK_HEAD in req.text()
         task = TASK_FIX if fix else TASK_BUILD
         return reply("派 coder 去做。", tool_use("Agent", {
@@ -278,8 +283,8 @@ async def _run(ws: Path, console: Any) -> int:
     console.print(texts.DEMO_COST.format(cost=rt.total_cost(), manifest=rt.manifest_path),
                   highlight=False)
     if ok:
-        console.print(f"[bold]sample.html[/]:\n{_read(ws / 'sample.html')}", highlight=False,
-                      markup=False)
+        console.print("[bold]sample.html[/]:", highlight=False)
+        console.print(_read(ws / "sample.html"), highlight=False, markup=False)
         console.print(texts.DEMO_AGAIN.format(ws=ws), highlight=False)
     else:
         failed = ctx.get("_results", {}).get(ctx.get("_failed_at", ""), None)

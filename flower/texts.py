@@ -242,6 +242,7 @@ VERIFY_PROMPT = """\
 
 ---
 亲自检查现场:用你的工具看文件和产物,逐条核对判定清单。没有看得见的证据的条目一律算没通过;别因为汇报说做完了就当作做完了。按「判定一轮」的格式输出恰好三段:结论 / 理由 / 未通过。"""
+JUDGE_ROUND = "# {label}:新开一个判定会话,亲自检查现场"
 VERDICT_UNCLEAR = "判定没有给出明确的结论,按未达成处理。"
 JUDGE_FAILED = "判定这一步没跑成({error}),没法确认这一轮的结果。修好后重新运行 flower,会在同一个目标上接着判定。"
 GOAL_NO_RUNTIME = "没有 ctx['_runtime'],判定没法进行;不会假装通过。用 Workflow.run 来跑这个步骤。"
@@ -267,6 +268,7 @@ ISOLATE_NOT_GIT = "--isolate 要求 {path} 是 git 仓库(每个 worker 要有�
 
 STEP_RESUMED = "<- 接上次 · 第 {n} 次唤醒"
 STEP_FROZEN = "已冻结,跳过"
+SENT_BACK = "{label}:没通过,把缺口送回同一个会话接着做"
 UI_DISPATCH = "派人"
 UI_REPORT = "回报:"
 UI_DONE = "完成 {turns} 轮 · ${cost:.2f}"

@@ -29,13 +29,11 @@ def clean(text: str) -> str:
 
 
 class Renderer:
-    """Prints events as they come. Keeps just enough state to tell a worker's report (the
-    result of an ``Agent`` call) from any other tool result."""
+    """Prints events as they come (a callable ``on_event``)."""
 
     def __init__(self, console: Console, *, verbose: bool = False) -> None:
         self.console = console
         self.verbose = verbose
-        self._dispatches: set[str] = set()
 
     def __call__(self, ev: Event) -> None:
         handler = getattr(self, f"_on_{ev.kind}", None)
@@ -89,7 +87,6 @@ class Renderer:
     def _on_tool_call(self, ev: Event) -> None:
         tool_input = ev.payload.get("input") or {}
         if ev.tool in ("Agent", "Task") and not ev.payload.get("subagent"):
-            self._dispatches.add(str(ev.payload.get("id", "")))
             who = tool_input.get("subagent_type") or "agent"
             what = tool_input.get("description") or ""
             self.line(f"  > {texts.UI_DISPATCH} {who} {what}".rstrip(), "bold cyan")
@@ -97,10 +94,10 @@ class Renderer:
         self.line(f"{self._bar(ev)}* {ev.tool} {ev.text}"[:200].rstrip(), "cyan")
 
     def _on_tool_result(self, ev: Event) -> None:
-        if str(ev.payload.get("tool_use_id", "")) in self._dispatches:
+        report = ev.payload.get("report")
+        if report is not None and not ev.payload.get("subagent"):
             self.line(f"  < {texts.UI_REPORT}", "bold green")
-            self.block(_report(ev.text), "    ", "green",
-                       None if self.verbose else REPORT_LINES)
+            self.block(report, "    ", "green", None if self.verbose else REPORT_LINES)
             return
         if ev.payload.get("is_error"):
             first = clean(ev.text).strip().splitlines()[:1]
@@ -147,12 +144,3 @@ class Renderer:
         elif state in texts.UI_ASK_STATES:
             self.line(f"  {texts.UI_ASK_STATES[state]}", "yellow")
 
-
-def _report(text: str) -> str:
-    """A worker's report without the CLI's bookkeeping around it (usage tags, hand-back note)."""
-    body = re.sub(r"<usage>.*?</usage>", "", text, flags=re.S)
-    body = re.sub(r"<tools-used-before-summary>.*?</tools-used-before-summary>", "", body,
-                  flags=re.S)
-    lines = [s for s in body.splitlines() if s.strip() and not s.lstrip().startswith(
-        ("[Subagent hand-back]", "agentId:"))]
-    return "\n".join(lines)

@@ -113,6 +113,26 @@ def _synthetic_event(message: Any) -> Event:
     return Event("error", text=_joined_text(content).strip(), payload=payload, raw=message)
 
 
+_HAND_BACK = "[Subagent hand-back]"
+_REPORT_START = "The report follows:"
+
+
+def hand_back_report(text: str) -> str | None:
+    """The worker's own words inside the CLI's hand-back frame of an ``Agent`` result
+    (between "The report follows:" and the ``agentId:`` line, de-indented); ``None`` when
+    ``text`` is not a hand-back. Kept whole: the display must not cut a four-section report
+    at the 500 chars other tool results are cut at."""
+    if _HAND_BACK not in text:
+        return None
+    _, _, body = text.partition(_REPORT_START)
+    lines = []
+    for line in body.splitlines():
+        if line.startswith(("agentId:", "<usage>")):
+            break
+        lines.append(line[2:] if line.startswith("  ") else line)
+    return "\n".join(lines).strip()
+
+
 def _summary(tool_input: Any) -> str:
     if not isinstance(tool_input, dict):
         return ""
@@ -165,6 +185,10 @@ def _blocks(message: Any, text_kind: EventKind, types: Any) -> list[Event]:
         elif isinstance(block, (types.ToolResultBlock, types.ServerToolResultBlock)):
             payload = {"tool_use_id": block.tool_use_id,
                        "is_error": bool(getattr(block, "is_error", False)), **meta}
+            report = hand_back_report(_joined_text(block.content) if isinstance(
+                block.content, list) else str(block.content or ""))
+            if report is not None:
+                payload["report"] = report
             events.append(Event("tool_result", text=_result_text(block.content),
                                 payload=payload, raw=block))
         else:

@@ -14,6 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from flower import texts
 from flower.core.agent import AgentSpec
 from flower.core.events import Event
 
@@ -181,6 +182,10 @@ class Workflow:
                 feedback = await _maybe_await(step.on_reject(result, ctx)) or ""
             if feedback:
                 prompt, resume, fork = feedback, result.session_id, False
+                if on_event is not None:
+                    on_event(Event("retry", text=texts.SENT_BACK.format(
+                        label=_label(step, attempt + 1)), payload={
+                        "step": step.name, "attempt": attempt + 1, "source": "reject"}))
             # else: same prompt/resume/fork as the first attempt (locals; the Step is untouched)
 
         assert result is not None

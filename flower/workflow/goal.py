@@ -148,8 +148,11 @@ def with_goal(step: Step, channel: Any, *, goal_path: str | Path, spec: AgentSpe
         prompt = VERIFY_PROMPT.format(goal=goal.prompt_block() if goal.complete()
                                       else texts.NO_GOAL,
                                       report=result.text.strip() or texts.NO_REPORT)
-        judged = await runtime.run(agent, prompt, step_name=f"{label}#{n}",
-                                   on_event=ctx.get("_on_event"))
+        emit = ctx.get("_on_event")
+        if emit is not None:
+            emit(Event("task", text=texts.JUDGE_ROUND.format(label=f"{label}#{n}"),
+                       payload={"judge": f"{label}#{n}", "round": n}))
+        judged = await runtime.run(agent, prompt, step_name=f"{label}#{n}", on_event=emit)
         if not judged.ok:  # a broken judge is not a verdict; more work rounds won't fix it
             raise StepAbort(texts.JUDGE_FAILED.format(error=judged.error))
         verdict = Verdict.parse(judged.text)

@@ -2,6 +2,8 @@
 
     python child.py steps WORKSPACE RUN_DIR NAME...   # one Runtime.run per NAME
     python child.py flow  WORKSPACE RUN_DIR           # Workflow([Step("干活", …)])
+    python child.py clarify WORKSPACE RUN_DIR HOLD    # starter_flow(clarify_only): answers
+                                                      # every question but HOLD, which waits
 
 Environment (fake URL, scratch HOME …) is inherited from the test.
 """
@@ -12,14 +14,36 @@ import sys
 
 import anyio
 
-from flower import AgentSpec, Resilience, Runtime, Step, Workflow
+from flower import AgentSpec, Resilience, Runtime, Step, Workflow, starter_flow
 
 SPEC = AgentSpec(name="worker", instructions="test agent", allowed_tools=["Bash", "Read"],
                  permission_mode="bypassPermissions")
 QUICK = Resilience(base_delay=0.05, max_delay=0.2, probe_interval=0.2)
 
 
+async def clarify(workspace: str, run_dir: str, hold: str) -> int:
+    wf = starter_flow("帮我做个小工具", workspace=workspace, run_dir=run_dir,
+                      clarify_only=True, timeout_s=None)
+
+    def human(ev) -> None:
+        p = ev.payload
+        if ev.kind == "ask" and p.get("kind") != "mail" and p.get("state") == "asked":
+            print(f"ASKED {ev.text}", flush=True)
+            if ev.text != hold:
+                wf.channel.answer(p["id"], "自己用")
+
+    rt = Runtime(workspace=workspace, run_dir=run_dir, workbench=wf.workbench,
+                 resilience=QUICK)
+    try:
+        await wf.run(rt, on_event=human)
+    finally:
+        rt.close()
+    return 0
+
+
 async def main(mode: str, workspace: str, run_dir: str, names: list[str]) -> int:
+    if mode == "clarify":
+        return await clarify(workspace, run_dir, names[0])
     rt = Runtime(workspace=workspace, run_dir=run_dir, resilience=QUICK)
     try:
         if mode == "steps":

@@ -41,13 +41,20 @@ def test_demo_runs_the_whole_flow_offline(tmp_path: Path, home: Path,
     ws = tmp_path / "demo"
     out = demo(ws, demo_env)
     assert out.returncode == 0, out.stdout + out.stderr
-    for shown in ("确认需求", "设定目标", "干活", "Write", "File created successfully",
-                  "python3 md2html.py sample.md", "wrote sample.html", "完成"):
-        assert shown in out.stdout, shown
-    assert "<h1>你好,flower</h1>" in (ws / "sample.html").read_text(encoding="utf-8")
+    story = [  # the question and its answer, brief, checklist, dispatch, report, verdicts
+        "? 转换要支持哪些 Markdown 写法?", "+ 标题、段落和列表就够了", "## 验收标准",
+        "## 判定清单", "> 派人 coder", "| * Bash python3 md2html.py sample.md", "< 回报",
+        "结论:md2html.py", "干活·判定#1", "未达成", "干活#round2", "干活·判定#2", "已达成"]
+    at = -1
+    for shown in story:  # in this order
+        assert out.stdout.find(shown, at + 1) > at, shown
+        at = out.stdout.find(shown, at + 1)
+    html = (ws / "sample.html").read_text(encoding="utf-8")
+    assert "<h1>你好,flower</h1>" in html and "<li>能断点续跑</li>" in html
     assert (ws / ".flower" / "notes" / "需求.md").is_file()
     rows = json.loads((ws / "runs" / "manifest.json").read_text())
-    assert [r["step"] for r in rows] == ["确认需求", "设定目标", "干活"]
+    assert [r["step"] for r in rows] == ["确认需求", "设定目标", "干活", "干活·判定#1",
+                                         "干活#round2", "干活·判定#2"]
     assert all(r["ok"] for r in rows)
     assert not (home / ".claude" / "projects").exists()  # the user's config was left alone
 
@@ -74,9 +81,10 @@ def test_demo_killed_with_sigkill_wakes_up_and_carries_on(
     out = demo(ws, demo_env)
     assert out.returncode == 0, out.stdout + out.stderr
     assert "接上上次" in out.stdout and "第 2 次唤醒" in out.stdout
-    assert out.stdout.count("已冻结,跳过") == 2  # clarify and goal are not redone
-    assert "先写转换脚本" not in out.stdout  # the script written before the kill is kept
-    assert "wrote sample.html" in out.stdout and (ws / "sample.html").is_file()
+    assert "确认需求" not in out.stdout and "设定目标" not in out.stdout  # frozen: skipped
+    assert "转换要支持哪些" not in out.stdout  # the answered question is not asked again
+    assert "Write " + str(ws / "md2html.py") not in out.stdout.split("干活·判定#1")[0]
+    assert (ws / "sample.html").is_file() and "已达成" in out.stdout
     after = json.loads((ws / "runs" / "lineage.json").read_text())
     assert after["woke"] == 2 and after["steps"]["干活"] == before["steps"]["干活"]
 
