@@ -10,12 +10,23 @@ from __future__ import annotations
 import hashlib
 import re
 import subprocess
+import threading
 from pathlib import Path
 
 import anyio
 import pytest
 
-from flower import Resilience, Runtime, Workbench, coordinator, judge, texts, worker
+from flower import (
+    HumanChannel,
+    Resilience,
+    Runtime,
+    Workbench,
+    clarify,
+    coordinator,
+    judge,
+    texts,
+    worker,
+)
 from flower.testing import FakeServer, Request, match, reply, tool_result_text, tool_use
 
 QUICK = Resilience(base_delay=0.05, max_delay=0.2, probe_interval=0.2)
@@ -206,3 +217,40 @@ async def test_isolated_worker_gets_a_worktree(
                        workbench=wb)
     assert r.ok and seen_cwd
     assert seen_cwd[0] != str(workspace) and "worktree" in seen_cwd[0]
+
+
+async def test_clarifier_asks_through_the_channel_and_cannot_write(
+        fake: FakeServer, workspace: Path, run_dir: Path, cli_env: dict[str, str]) -> None:
+    """Two questions: one answered from another thread, one left to time out; the Q&A log
+    records both with their states, and the clarifier's Write is denied."""
+    log = workspace / "问答记录.md"
+    channel = HumanChannel(timeout_s=1.0, log_path=log)
+    answered = threading.Event()
+
+    def human(ev) -> None:
+        p = ev.payload
+        if ev.kind == "ask" and p.get("state") == "asked" and "谁用" in ev.text:
+            threading.Thread(target=lambda: (channel.answer(p["id"], "我自己"),
+                                             answered.set())).start()
+
+    channel.on_event = human
+    fake.script(
+        reply(tool_use("mcp__human__ask", {"question": "给谁用?", "options": ["我自己", "团队"]})),
+        reply(tool_use("mcp__human__ask", {"question": "要支持表格吗?"})),
+        reply(tool_use("Write", {"file_path": str(workspace / "draft.py"), "content": "x"})),
+        "## 目标\n给我自己用\n## 验收标准\n- 能跑\n## 边界\n- 不做表格\n"
+        "## 未知与假设\n- 表格:没人答",
+    )
+    r = await run_step(workspace, run_dir, clarify("确认需求", channel), "帮我做个小工具")
+    assert r.ok and answered.is_set()
+    reqs = fake.message_requests()
+    [(first, _)] = results_of(reqs[1])
+    [(second, _)] = results_of(reqs[2])
+    [(write, is_error)] = results_of(reqs[3])
+    assert "我自己" in first
+    assert second.strip() == texts.TIMEOUT  # the model is told to decide itself
+    assert is_error and "mcp__human__ask" in write and not (workspace / "draft.py").exists()
+    assert [a.state for a in channel.asks] == ["answered", "timeout"]
+    text = log.read_text()
+    assert "给谁用?" in text and "[answered]" in text and "要支持表格吗?" in text
+    assert "[timeout]" in text
