@@ -424,6 +424,45 @@ def test_reading_a_spill_file_is_not_spilled_again(wb: Workbench) -> None:
     assert list(wb.spill.iterdir()) == [target]
 
 
+def test_every_way_of_looking_into_the_spill_passes_through(wb: Workbench) -> None:
+    """The pointer says "Read or Grep this file"; a ``cat`` of it used to come back as a
+    pointer to the very same file (the reference's measured "spill read loops back" trap)."""
+    body = long_text(500)
+    guard = spill_guard(wb, threshold=100)
+    shrunk(call(guard, "Bash", bash("cat x"), response=body))
+    target = spill_file(wb, body)
+    rel = wb.show(target)
+    assert not Path(rel).is_absolute()
+    looks = [
+        ("Bash", bash(f"cat {target}")),
+        ("Bash", bash(f"sed -n 1,400p '{target}'")),
+        ("Bash", bash(f"cat {rel}")),
+        ("Bash", bash(f"cat ./{rel}")),
+        ("Grep", {"pattern": "row", "path": str(target), "output_mode": "content"}),
+        ("Grep", {"pattern": "row", "path": str(wb.spill)}),
+        ("Grep", {"pattern": "row", "path": wb.show(wb.spill)}),
+        ("Glob", {"pattern": "*.txt", "path": str(wb.spill)}),
+        ("Read", {"file_path": rel}),
+    ]
+    for tool, tool_input in looks:
+        assert call(guard, tool, tool_input, response=body) == {}, (tool, tool_input)
+        assert call(guard, tool, tool_input, response={"stdout": body}) == {}, tool_input
+    assert list(wb.spill.iterdir()) == [target]
+    # looking elsewhere still spills
+    assert isinstance(shrunk(call(guard, "Grep", {"pattern": "spill", "path": str(wb.notes)},
+                                  response=long_text(500, "n"))), str)
+
+
+def test_the_word_spill_alone_does_not_exempt(tmp_path: Path) -> None:
+    """A workbench rooted at the workspace itself shows its spill dir as plain "spill"."""
+    bare = Workbench(tmp_path, dirname="").ensure()
+    assert bare.show(bare.spill) == "spill"
+    guard = spill_guard(bare, threshold=100)
+    assert isinstance(shrunk(call(guard, "Bash", bash("grep -rn spill src"),
+                                  response=long_text(500))), str)
+    assert call(guard, "Grep", {"pattern": "x", "path": "spill"}, response=long_text(600)) == {}
+
+
 def test_main_only_leaves_subagent_results_alone(wb: Workbench) -> None:
     body = long_text(500)
     only_main = spill_guard(wb, threshold=100, main_only=True)
