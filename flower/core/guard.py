@@ -26,6 +26,7 @@ not. Role walls apply to the main thread only — subagents get their tools from
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -247,12 +248,36 @@ def _shrunk(value: Any, workbench: Workbench, threshold: int) -> Any:
     return value
 
 
+def _about_spill(tool_input: dict[str, Any], workbench: Workbench) -> bool:
+    """Does this call look into the spill dir? ``Read``'s ``file_path``, ``Grep``/``Glob``'s
+    ``path`` (relative ones taken from the workspace), or any input string — a Bash command —
+    naming the spill dir: absolutely (as the pointer shows it) or as ``.flower/spill``."""
+    spill = workbench.spill
+    names = {str(spill)}
+    with contextlib.suppress(OSError):
+        names.add(str(spill.resolve()))
+    shown = workbench.show(spill)
+    if "/" in shown:  # a bare "spill" (root == workspace) would match every mention of the word
+        names.add(shown)
+    for key, value in tool_input.items():
+        if not isinstance(value, str):
+            continue
+        if key in ("file_path", "path", "notebook_path") and \
+                _inside(workbench.workspace / Path(value).expanduser(), spill):
+            return True
+        if any(name in value for name in names):
+            return True
+    return False
+
+
 def spill_guard(workbench: Workbench, *, threshold: int = 4000, tools: str = BULKY,
                 main_only: bool = False) -> HookMatcher:
     """Move tool results of ``threshold`` chars or more to ``<workbench>/spill/``.
 
-    The model keeps a pointer and the first 400 chars. Reading a spill file passes through
-    untouched — otherwise re-reading a spill would spill it again, forever.
+    The model keeps a pointer and the first 400 chars. A call that looks into the spill dir
+    (Read or Grep of a spill file — what the pointer tells the model to do — or a Bash
+    ``cat`` of one) passes through untouched: otherwise the spill would come back as a
+    pointer to itself, forever.
     """
     names = set(_names(tools))
 
@@ -260,8 +285,7 @@ def spill_guard(workbench: Workbench, *, threshold: int = 4000, tools: str = BUL
         if data.get("tool_name") not in names or (main_only and not is_main_thread(data)):
             return {}
         tool_input = data.get("tool_input") or {}
-        path = tool_input.get("file_path")
-        if isinstance(path, str) and _inside(path, workbench.spill):
+        if _about_spill(tool_input, workbench):
             return {}
         response = data.get("tool_response")
         shrunk = _shrunk(response, workbench, threshold)
