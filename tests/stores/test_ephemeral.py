@@ -14,30 +14,63 @@ from flower.stores.ephemeral import _VERBS, is_ephemeral
 from flower.stores.trim import is_ephemeral as reexported
 
 ALLOWED = [
-    "git status", "git status --short", "git diff", "git diff --stat HEAD~1",
-    "git log --oneline -20", "git log --format='%H %s' -3", "git show HEAD:README.md",
+    "git -c core.fsmonitor= diff --cached --no-ext-diff --no-textconv",
+    "git -c core.fsmonitor= diff --cached --stat --no-ext-diff --no-textconv HEAD~1",
+    "git log --no-show-signature --oneline -20",
+    "git log --no-show-signature --format='%H %s' -3", "git show HEAD:README.md",
+    "git -c log.showSignature=false show --no-textconv --no-ext-diff --oneline HEAD",
+    "git log -p --no-textconv --no-ext-diff --no-show-signature --oneline -2",
     "git branch", "git branch -a", "git branch -vv", "git branch --contains HEAD",
-    "git branch --list 'feat*'", "git stash list", "git worktree list", "git remote -v",
-    "git rev-parse HEAD", "git -C sub status", "git --no-pager log -1",
-    "git config --get user.name", "git ls-files", "git blame -L 1,5 a.py", "git reflog -5",
+    "git branch --list 'feat*'", "git stash list --no-show-signature", "git worktree list",
+    "git remote", "git rev-parse HEAD", "git -C sub rev-parse --show-toplevel",
+    "git --no-pager log --no-show-signature --oneline -1", "git config --get user.name",
+    "git -c core.fsmonitor= ls-files", "git -c core.fsmonitor= ls-files -s -o",
+    "git reflog --no-show-signature -5", "git describe --always --tags",
+    "git cat-file -p HEAD", "git hash-object --no-filters a",
+    "git -c core.fsmonitor= check-ignore -v x.pyc", "git count-objects -vH",
+    "git symbolic-ref --short HEAD", "git for-each-ref --format='%(refname)'",
+    "git -c core.fsmonitor= rev-parse :a.py", "git shortlog -sn --no-show-signature HEAD",
     "ls", "ls -la", "ls -la *.py", "ll", "pwd", "df -h", "du -sh .", "free -m", "uptime",
     "date", "date +%s", "date -d yesterday +%F", "whoami", "hostname", "id",
     "uname -a", "nproc",
-    "ps aux", "ps aux | grep python", "pgrep -fl node", "lsof -i :8080", "ss -tlnp",
-    "top -b -n 1 | head -20", "docker ps -a", "docker images", "kubectl get pods -n x",
-    "systemctl status nginx",
+    "ps aux", "ps aux | grep python", "ps -ef", "ps -o pid,comm -p 1", "ps axo pid,comm",
+    "pgrep -fl node", "lsof -i :8080", "ss -tlnp",
+    "top -b -n 1 | head -20", "top -bn1", "docker ps -a", "docker images",
+    "docker stats --no-stream", "kubectl get pods -n x", "systemctl status nginx",
     "cat README.md", "head -50 a.log", "tail -n 20 a.log", "wc -l src/*.py", "stat a",
     "file a.bin", "find . -name '*.py'", "find . -type f -newer a", "tree -L 2",
-    "echo hi", "echo ---",
+    "echo hi", "echo ---", "cat /proc/cpuinfo", "head -n 5 /proc/meminfo",
     "which python", "whereis git", "command -v git", "type ls",
     "grep -rn TODO .", "rg -n foo src", "sort a | uniq -c | sort -rn | head",
     "cut -d: -f1 /etc/passwd", "jq .name package.json", "awk '{print $1}' a",
     "awk -F: '$3 > 100 {print $1}' /etc/passwd", "sed -n 1,20p a", "sed -n '/start/,/end/p' a",
-    "sed 's/foo/bar/g' a", "diff a b", "nl a", "column -t a",
-    "git log --oneline -5 2>&1 | head", "ls 2>/dev/null", "git status >/dev/null 2>&1",
-    "ls &>/dev/null", "echo hi >&2", "git status && git diff --stat", "ls; pwd",
-    "ls || echo none", "ls\npwd", "LC_ALL=C sort a", "GIT_PAGER=cat git log -1",
-    "git status \\\n  --short",
+    "sed 's/foo/bar/g' a", "diff a b", "nl a", "column -t a", "uniq -c a", "uniq -- a",
+    "sort -k2 -t, a", "ls | wc -l", "ls | tr a-z A-Z", "jq -n 1+1", "grep -c x src/a.py",
+    "git log --no-show-signature --oneline -5 2>&1 | head", "ls 2>/dev/null",
+    "git branch >/dev/null 2>&1",
+    "ls &>/dev/null", "echo hi >&2", "git rev-parse HEAD && git branch", "ls; pwd",
+    "ls || echo none", "ls\npwd", "LC_ALL=C sort a", "GIT_PAGER=cat git branch",
+    "git branch \\\n  -a",
+]
+
+# Allowed before the hardening, refused now on purpose (a wrong "no" costs one subagent
+# dispatch; each of these can run a program or leak a secret in some workspace):
+NOW_DENIED = [
+    # clean/smudge filters from the repo's config run when git hashes work-tree files, and
+    # no flag turns them off; core.fsmonitor and post-index-change hooks run as well
+    "git status", "git status --short", "git -C sub status", "git status >/dev/null 2>&1",
+    "git status && git diff --stat", "git status \\\n  --short",
+    "git -c core.fsmonitor= status", "git -c core.fsmonitor= --no-optional-locks status",
+    # work-tree diffs: clean filters, fsmonitor, diff.external, textconv
+    "git diff", "git diff --stat HEAD~1", "git blame -L 1,5 a.py",
+    # log.showSignature + gpg.program / format.pretty with %G? run a program
+    "git log --oneline -20", "git log --format='%H %s' -3", "git --no-pager log -1",
+    "git log --oneline -5 2>&1 | head", "GIT_PAGER=cat git log -1", "git reflog -5",
+    "git stash list",
+    # URLs often embed tokens
+    "git remote -v",
+    # index read without core.fsmonitor disabled runs the fsmonitor hook
+    "git ls-files",
 ]
 
 DENIED = [
@@ -88,7 +121,7 @@ def test_read_only_looks_are_ephemeral(cmd: str) -> None:
     assert is_ephemeral(cmd), cmd
 
 
-@pytest.mark.parametrize("cmd", DENIED)
+@pytest.mark.parametrize("cmd", DENIED + NOW_DENIED)
 def test_anything_that_could_change_state_is_not(cmd: str) -> None:
     assert not is_ephemeral(cmd), cmd
 
