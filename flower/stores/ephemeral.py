@@ -353,7 +353,7 @@ _PROC_OK = {"cpuinfo", "meminfo", "loadavg", "uptime", "version", "stat", "vmsta
 def _secret_path(path: str) -> bool:
     parts = [p for p in path.replace("\\", "/").split("/") if p not in ("", ".")]
     low = [p.lower() for p in parts]
-    if any(p in _SECRET_DIR for p in low[:-1]) or any(_SECRET_NAME.match(p) for p in low):
+    if any(p in _SECRET_DIR or _SECRET_NAME.match(p) for p in low):
         return True
     joined = "/".join(low) + ("/" if low else "")
     if any(("/" + sub) in ("/" + joined) for sub in _SECRET_SUBPATH):
@@ -775,7 +775,7 @@ def _uniq(args: Sequence[str], piped: bool) -> None:
 
 _JQ = _Spec("nrjacsSCMeR", "", "null-input raw-output join-output ascii-output "
             "compact-output slurp sort-keys color-output monochrome-output exit-status "
-            "raw-input tab seq stream", "indent")
+            "raw-input tab seq stream", "indent", "")
 _JQ_BANNED = re.compile(r"\benv\b|\$ENV|\bENV\b|\b(import|include|input_filename|"
                         r"get_search_list|modulemeta|\$__prog|\$__loc__)\b|\$__")
 
@@ -1066,10 +1066,16 @@ def _git_log_like(verb: str, *, needs_format: bool, spec: _Spec = _GIT_LOG) -> _
     def check(args: Sequence[str], g: _Git) -> None:
         norm = [re.sub(r"^-([MCB])\d*%?$", r"--find-renames", a) for a in args]
         opts, ops = _parse(spec, norm, f"git {verb}")
+        if verb == "shortlog":
+            before = norm[:norm.index("--")] if "--" in norm else norm
+            if not _parse(spec, before, "git shortlog")[1]:
+                raise _Reject("git shortlog without a revision reads stdin")
         formats = _values(opts, "--format", "--pretty")
         if not all(_git_format_ok(f) for f in formats):
             raise _Reject("git format may call gpg (%G) or a repo-defined pretty alias")
-        blob_only = verb == "show" and bool(ops) and all(":" in o for o in ops)
+        # `rev:path` names a blob or tree: nothing to sign, no patch (but `:/msg` is a commit)
+        blob_only = verb == "show" and bool(ops) and all(
+            re.fullmatch(r"[^:\s]+:[^:]*", o) for o in ops)
         patchy = _has(opts, *_GIT_PATCHY) or (verb == "show" and not blob_only
                                               and not _has(opts, "-s", "--no-patch"))
         if patchy and not (_has(opts, "--no-textconv") and _has(opts, "--no-ext-diff")):
@@ -1237,7 +1243,13 @@ def _git(args: Sequence[str], piped: bool) -> None:
             raise _Reject(f"git global option {a}")  # --exec-path, --git-dir=, -p …
     if i >= len(args) or args[i] not in _GIT_SUBS:
         raise _Reject("git subcommand not allowed as a glance")
-    _GIT_SUBS[args[i]](args[i + 1:], g)
+    rest = args[i + 1:]
+    for a in rest:
+        if a.startswith(":") and not g.fsmonitor_off:
+            raise _Reject("git :path reads the index: add -c core.fsmonitor=")
+        if not a.startswith("-") and _secret_path(a.rsplit(":", 1)[-1]):
+            raise _Reject(f"git would show a credential file ({a})")
+    _GIT_SUBS[args[i]](rest, g)
 
 
 # --------------------------------------------------------------------------- whitelist

@@ -180,3 +180,246 @@ def test_whatever_passes_only_runs_whitelisted_verbs(cmd: str) -> None:
                 continue
             assert t in _VERBS, (cmd, t)
             start = False
+
+
+# ------------------------------------------------------------------ hardening, per class
+
+# Every example named in the hardening issue (all were True before it).
+ISSUE_EXAMPLES = [
+    "awk '{print > \"out\"}' f", "awk 'BEGIN{x=1}\n{print $0 > \"o\"}' f",
+    "awk '{ print \"x\" | \"sh\" }' f", "awk '{system(\"rm -rf x\")}' f",
+    "awk '{ system (\"rm -rf x\") }' f", "awk '{\"date\" |& getline x}' f",
+    "awk '{print $1 \\\n> \"o\"}' f", "awk '{ print \"}\" > \"o\" }' f",
+    "uniq -- in out", "uniq -c -- in out", "git hash-object -w f", "git hash-object -tw blob f",
+    "git hash-object -wt blob f", "git hash-object --stdin-paths", "cat /proc/self/environ",
+    "ps eww", "ps e", "ps -E", "ps auxe", "jq -n env", "jq env", "jq -n '$ENV'",
+    "jq -n '$ENV.HOME'", "tail -f a.log", "docker stats",
+]
+WRITES = [
+    "sort -o out a", "sort -ro out a", "sort -bo out a", "sort --output=out a",
+    "sort --output out a", "uniq a b", "uniq -c a b", "tee out", "ls | tee out",
+    "diff --output=x a b", "find . -fprint x", "find . -fprint0 x", "find . -fprintf x %p",
+    "find . -fls x", "find . -delete", "find . -exec rm {} +", "find . -execdir rm {} +",
+    "find . -ok rm {} ;", "find . -okdir rm {} ;", "sed 'w out' a", "sed -n 'W out' a",
+    "sed 's/a/b/w out' a", "sed '1e id' a", "sed 's/a/b/e' a", "sed -i s/a/b/ a",
+    "sed -ni p a", "sed -i.bak s/a/b/ a", "sed --in-place s/a/b/ a", "sed -s -i p a",
+    "git hash-object --no-filters -w a", "git log --output=x --no-show-signature --oneline",
+    "git -c core.fsmonitor= diff --cached --no-ext-diff --no-textconv --output=x",
+    "git branch newbranch", "tree -o out", "tree -R -H x", "file -C -m x", "date -s now",
+    "awk '{print > \"o\"}' a", "awk '{print >> \"o\"}' a", "awk '{printf \"%s\", $0 > \"o\"}' a",
+    "awk '$1 > 1 {print > \"o\"}' a", "awk '{print | \"cat > o\"}' a",
+    "awk '{ print \"x\" |& \"sh\" }' a", "awk '{system(\"touch o\")}' a",
+    "awk 'BEGIN{\"id\" | getline x}'", "awk '{f=\"system\"; @f(\"id\")}' a",
+    "awk -f prog.awk a", "awk -i inplace '{print}' a", "awk '{close(\"x\")}' a",
+]
+RUNS_PROGRAMS = [
+    "rg --pre ./x foo", "rg --pre=./x foo", "rg --pre-glob '*' foo", "rg -z foo",
+    "rg --search-zip foo", "rg --hostname-bin=./x foo", "hostname --x-bin=x",
+    "kubectl get pods --kubeconfig x", "kubectl get pods --kubeconfig=x",
+    "kubectl --kubeconfig x get pods", "kubectl get pods --exec x", "kubectl get pods -o "
+    "go-template-file=x", "less a", "more a", "man ls", "diff -l a b", "diff --paginate a b",
+    "file -z a", "git status", "git status --short", "git -c core.fsmonitor= status",
+    "git -c core.fsmonitor= --no-optional-locks status -s", "git diff", "git diff HEAD",
+    "git diff --stat HEAD~1", "git -c core.fsmonitor= diff --no-ext-diff --no-textconv",
+    "git -c core.fsmonitor= diff --cached", "git diff --cached --no-ext-diff --no-textconv",
+    "git blame a.py", "git log --oneline", "git log -1", "git show -s HEAD",
+    "git log --no-show-signature -1", "git log --no-show-signature --pretty=mine -1",
+    "git log --no-show-signature --format='%G? %s'", "git log --no-show-signature --oneline -p",
+    "git log --no-show-signature --oneline -S x", "git log --no-show-signature --oneline -Gx",
+    "git show --no-show-signature --oneline HEAD", "git show --oneline :/fix",
+    "git log --show-signature --oneline", "git log --no-show-signature --oneline --ext-diff",
+    "git log --no-show-signature --oneline --textconv", "git ls-files",
+    "git ls-files -m", "git -c core.fsmonitor= ls-files -m", "git check-ignore x",
+    "git rev-parse :a.py", "git cat-file -p :a.py", "git cat-file --textconv HEAD:a",
+    "git cat-file --filters HEAD:a", "git hash-object a", "git describe --dirty",
+    "git describe --broken", "git whatchanged -1", "git cherry", "git var -l",
+    "git -c core.pager=sh branch", "git -c alias.x=!sh x", "git -c diff.external=sh branch",
+    "git -c core.fsmonitor=./x ls-files", "git -c core.fsmonitor ls-files",
+    "git -c core.hooksPath=/tmp branch", "git -c log.showSignature=true log --oneline",
+    "git -p branch", "git --paginate branch", "git --exec-path=/tmp branch",
+    "git --git-dir=x branch", "git -c include.path=x branch", "git remote show origin",
+    "git for-each-ref --format='%(signature)'", "git stash show -p", "git config --edit",
+]
+SECRETS = [
+    "env", "printenv", "printenv HOME", "cat /proc/self/environ", "cat /proc/1/environ",
+    "head -c 99 /proc/self/cmdline", "cat /proc/self/root/etc/hostname",
+    "cat ../../proc/self/environ", "ps e", "ps eww", "ps auxe", "ps aux e", "ps -E",
+    "ps -o pid,env", "ps axo pid,environ", "jq -n env", "jq env", "jq -n '$ENV'",
+    "jq -n 'env.PATH'", "jq --rawfile x a -n '$x'", "jq --slurpfile x a -n '$x'",
+    "jq -L . -n 'import \"x\" as x; 1'", "jq -f prog a", "awk 'BEGIN{print ENVIRON[\"HOME\"]}'",
+    "cat .env", "cat ./.env.local", "cat ~/.config/flower/.env", "head ~/.claude/.credentials.json",
+    "grep x ~/.netrc", "tail ~/.ssh/id_rsa", "cat ~/.ssh/config", "cat ~/.aws/credentials",
+    "cat .git-credentials", "cat ~/.pgpass", "cat server.pem", "cat tls/server.key",
+    "cat id_ed25519", "cat /etc/shadow", "sed -n p ~/.ssh/id_ecdsa", "awk '{print}' .env",
+    "cut -c1-9 .netrc", "sort .env", "nl .env", "rev .env", "column -t .env",
+    "diff .env .env.example", "comm .env b", "rg x .env", "grep -r x ~/.ssh",
+    "cat ~/.docker/config.json", "cat ~/.kube/config", "cat ~/.config/gh/hosts.yml",
+    "cat .git/config", "git show HEAD:.env", "git cat-file -p HEAD:.env",
+    "git log --no-show-signature --oneline -p --no-textconv --no-ext-diff -- .env",
+    "cat .e*", "cat ./*", "cat ~/.ss*/id*", "grep -r KEY ~", "grep -r KEY /", "grep -rn x ..",
+    "rg -uu KEY", "rg --hidden KEY", "git remote -v", "git remote get-url origin",
+    "git config --list", "git config -l", "git config --get remote.origin.url",
+    "git config --get http.extraheader", "git config --get-regexp .", "kubectl get secrets",
+    "kubectl get secret x -o yaml",
+]
+NEVER_ENDS = [
+    "tail -f a.log", "tail -F a.log", "tail --follow a.log", "tail --follow=name a.log",
+    "tail -n 5 -f a.log", "tail -fn5 a.log", "tail -5f a.log", "tail -s 1 a.log",
+    "tail --pid=1 a.log", "tail --retry a.log", "watch ls", "top", "top -b", "top -n 1",
+    "top -b -n x", "htop", "docker stats", "docker stats -a", "kubectl get pods -w",
+    "kubectl get pods --watch", "kubectl get pods --watch-only", "journalctl -f", "dmesg -w",
+    "ping x", "ping -c 1 x", "yes", "sleep 9", "free -s 1", "free -c 3 -s 1", "lsof -r 1",
+    "lsof +r", "lsof -i -r", "netstat -c", "ss -E", "cat", "cat -", "tail", "head", "sort",
+    "uniq", "cut -c1", "grep x", "rev", "nl", "sed p", "awk '{print}'", "jq .", "wc -l",
+    "tr a b", "ls; cat", "less", "git shortlog --no-show-signature -s -- x | cat -e",
+]
+
+
+@pytest.mark.parametrize("cmd", ISSUE_EXAMPLES + WRITES + RUNS_PROGRAMS + SECRETS + NEVER_ENDS)
+def test_hardening_classes_are_refused(cmd: str) -> None:
+    assert not is_ephemeral(cmd), cmd
+
+
+def test_pipes_feed_filters_that_would_otherwise_wait_on_stdin() -> None:
+    assert is_ephemeral("ls | cat") and is_ephemeral("ls | sort | uniq -c | wc -l")
+    assert is_ephemeral("ps aux | grep -v grep | awk '{print $2}'")
+    assert not is_ephemeral("cat; ls") and not is_ephemeral("ls && grep x")
+
+
+# hypothesis: a writing/never-ending option anywhere inside an otherwise allowed cluster
+
+_CLUSTERED = [  # (template with {c} for the cluster, allowed letters, forbidden letter)
+    ("sort -{c} a", "bdfgiMhnRrVusz", "o"),
+    ("sed -{c} p a", "nEsuz", "i"),
+    ("git hash-object --no-filters -{c} a", "", "w"),
+    ("tail -{c} a", "qvz", "f"),
+    ("tail -{c} a", "qvz", "F"),
+    ("tail -{c} a", "qvz", "s"),
+    ("free -{c}", "bkmghltwv", "s"),
+    ("netstat -{c}", "tulnpaeWs", "c"),
+    ("ss -{c}", "tulnpaxw", "E"),
+    ("ss -{c}", "tulnpaxw", "K"),
+    ("ps -{c}", "AadfFHjlLMNTwcy", "E"),
+    ("ps {c}", "auxwfjlrTvScghnmsH", "e"),
+    ("ls -{c}", "aAbBcCdDfFgGhHiklLmnNopqQrRsStuUvxXZ1", "|"),
+    ("diff -{c} a b", "qsyiEZbwBaNtTpurdP", "l"),
+    ("grep -{c} x a", "EFGPiywxvcLlqsbHhnTZzaIrRUu", "f"),
+    ("rg -{c} x", "cFiIlLnNoqsSvwxHp0bP", "z"),
+    ("tree -{c}", "adlfixpsughDFqNQrtvUcCASJX", "o"),
+    ("tree -{c}", "adlfixpsughDFqNQrtvUcCASJX", "R"),
+    ("file -{c} a", "bLhiNnpkrs0", "z"),
+    ("file -{c} a", "bLhiNnpkrs0", "C"),
+    ("uniq -{c} a", "cdDuiz", "|"),
+    ("git -c core.fsmonitor= ls-files -{c}", "cdoiskuztvf", "m"),
+    ("top -b -n 1 -{c}", "cHiS1", "|"),
+]
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.sampled_from(_CLUSTERED), st.data())
+def test_a_forbidden_letter_anywhere_in_a_cluster_is_refused(case: tuple[str, str, str],
+                                                             data: st.DataObject) -> None:
+    template, ok, bad = case
+    letters = data.draw(st.lists(st.sampled_from(ok), max_size=5)) if ok else []
+    pos = data.draw(st.integers(0, len(letters)))
+    cluster = "".join(letters[:pos]) + (bad if bad != "|" else "") + "".join(letters[pos:])
+    if not cluster:
+        return
+    cmd = template.format(c=cluster)
+    if bad == "|":  # control: the allowed letters alone pass
+        assert is_ephemeral(cmd), cmd
+    else:
+        assert not is_ephemeral(cmd), cmd
+
+
+_READERS = ["cat", "head", "head -n 3", "tail", "tail -n 2", "grep x", "grep -rn x",
+            "sed -n p", "awk '{print}'", "cut -c1-3", "sort", "nl", "rev", "column -t",
+            "jq .", "diff a", "comm a", "rg x", "uniq", "git show HEAD:",
+            "git cat-file -p HEAD:"]
+_SECRET_FILES = [".env", ".env.local", "prod.env", ".envrc", ".netrc", ".ssh/id_rsa",
+                 ".ssh/config", ".ssh/id_ed25519.pub", ".aws/credentials", ".git-credentials",
+                 ".pgpass", "key.pem", "certs/server.key", "id_ed25519", "id_rsa",
+                 ".config/flower/.env", ".claude/.credentials.json", ".claude/settings.json",
+                 ".docker/config.json", ".kube/config", ".npmrc", ".pypirc", ".git/config",
+                 "client_secret.json", "credentials.json", ".bash_history", "token.txt",
+                 ".vault-token", ".gnupg/secring.gpg"]
+_PREFIXES = ["", "./", "~/", "/home/u/", "/root/", "sub/dir/", "../", "/proc/self/cwd/"]
+
+
+@settings(max_examples=600, deadline=None)
+@given(st.sampled_from(_READERS), st.sampled_from(_PREFIXES), st.sampled_from(_SECRET_FILES),
+       st.sampled_from(["", "'", '"']), st.booleans())
+def test_credential_files_are_never_read(reader: str, prefix: str, name: str, quote: str,
+                                         piped: bool) -> None:
+    path = prefix + name
+    operand = f"{quote}{path}{quote}"
+    cmd = f"{reader}{operand}" if reader.endswith(":") else f"{reader} {operand}"
+    if piped:
+        cmd = "ls | " + cmd
+    assert not is_ephemeral(cmd), cmd
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.sampled_from(["cat", "head", "tail", "grep x", "sed -n p", "cut -c1", "nl"]),
+       st.sampled_from(["/proc/self/", "/proc/1/", "/proc/thread-self/", "/proc/42/task/42/"]),
+       st.sampled_from(["environ", "cmdline", "mem", "root/etc/hostname", "cwd/a", "maps"]))
+def test_per_process_proc_files_are_never_read(reader: str, proc: str, name: str) -> None:
+    assert not is_ephemeral(f"{reader} {proc}{name}")
+
+
+_FOLLOW = ["-f", "-F", "--follow", "--follow=name", "--follow=descriptor", "-s 1",
+           "--sleep-interval=1", "--pid=1", "--retry", "-fn5", "-n5 -f", "-qf", "-5f"]
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.sampled_from(_FOLLOW), st.sampled_from(["a.log", "'a b.log'", "x y"]),
+       st.booleans())
+def test_follow_flags_are_refused(flag: str, files: str, before: bool) -> None:
+    cmd = f"tail {flag} {files}" if before else f"tail {files} {flag}"
+    assert not is_ephemeral(cmd), cmd
+
+
+_AWK_SINKS = ['> "o"', '>"o"', '>> "o"', '| "sh"', '|"sh"', '|& "sh"', '> f', '>\t"o"',
+              '> ("o")']
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.sampled_from(["", "BEGIN{x=1}\n", "NR>1 ", "/x/ ", "$3 > 100 ", "{n++}\n",
+                        'BEGIN { s = "}" }\n']),
+       st.sampled_from(["print", "print $0", "printf \"%s\\n\", $1", "print $1, $2",
+                        'print "}"', "print \"{\""]),
+       st.sampled_from(_AWK_SINKS), st.sampled_from([" ", "", "\n", " ;"]))
+def test_awk_output_redirection_is_refused_wherever_it_hides(pre: str, stmt: str, sink: str,
+                                                             ws: str) -> None:
+    prog = f"{pre}{{{ws}{stmt} {sink}{ws}}}"
+    assert not is_ephemeral("awk " + shlex.quote(prog) + " a"), prog
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.from_regex(r"[a-z]{1,8}\.[a-zA-Z]{1,12}", fullmatch=True),
+       st.text(alphabet="abc/!.= -", max_size=8),
+       st.sampled_from(["branch", "rev-parse HEAD", "log --no-show-signature --oneline -1",
+                        "ls-files"]))
+def test_git_dash_c_only_takes_disabling_settings(key: str, value: str, rest: str) -> None:
+    cmd = f"git -c {shlex.quote(key + '=' + value)} {rest}"
+    disabling = {"core.fsmonitor": {"", "false", "0", "no", "off"},
+                 "log.showsignature": {"false", "0", "no", "off"},
+                 "core.hookspath": {"/dev/null"}}
+    if value.lower() in disabling.get(key.lower(), set()):
+        return
+    assert not is_ephemeral(cmd), cmd
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.sampled_from(["status", "blame a.py", "diff", "diff HEAD", "diff HEAD -- a.py",
+                        "whatchanged", "cherry", "describe --dirty", "ls-files -m",
+                        "hash-object a"]),
+       st.lists(st.sampled_from(["-c core.fsmonitor=", "--no-optional-locks", "--no-pager",
+                                 "-c log.showSignature=false", "-c core.hooksPath=/dev/null",
+                                 "-C sub"]), max_size=4),
+       st.lists(st.sampled_from(["--no-textconv", "--no-ext-diff", "--short", "-s",
+                                 "--stat", "-w"]), max_size=3))
+def test_git_verbs_that_hash_the_work_tree_are_refused_whatever_the_flags(
+        verb: str, glob: list[str], flags: list[str]) -> None:
+    cmd = " ".join(["git", *glob, verb, *flags])
+    assert not is_ephemeral(cmd), cmd
