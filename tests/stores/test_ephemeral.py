@@ -4,7 +4,13 @@ A security boundary, so most of this file is about what must NOT pass."""
 
 from __future__ import annotations
 
+import hashlib
+import os
 import shlex
+import shutil
+import subprocess
+from collections.abc import Sequence
+from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
@@ -35,7 +41,7 @@ ALLOWED = [
     "uname -a", "nproc",
     "ps aux", "ps aux | grep python", "ps -ef", "ps -o pid,comm -p 1", "ps axo pid,comm",
     "pgrep -fl node", "lsof -i :8080", "ss -tlnp",
-    "top -b -n 1 | head -20", "top -bn1", "docker ps -a", "docker images",
+    "docker ps -a", "docker images",
     "docker stats --no-stream", "kubectl get pods -n x", "systemctl status nginx",
     "cat README.md", "head -50 a.log", "tail -n 20 a.log", "wc -l src/*.py", "stat a",
     "file a.bin", "find . -name '*.py'", "find . -type f -newer a", "tree -L 2",
@@ -71,6 +77,8 @@ NOW_DENIED = [
     "git remote -v",
     # index read without core.fsmonitor disabled runs the fsmonitor hook
     "git ls-files",
+    # procps top creates ~/.config/procps even in batch mode (found by the shell-run oracle)
+    "top -b -n 1 | head -20", "top -bn1",
 ]
 
 DENIED = [
@@ -311,7 +319,6 @@ _CLUSTERED = [  # (template with {c} for the cluster, allowed letters, forbidden
     ("file -{c} a", "bLhiNnpkrs0", "C"),
     ("uniq -{c} a", "cdDuiz", "|"),
     ("git -c core.fsmonitor= ls-files -{c}", "cdoiskuztvf", "m"),
-    ("top -b -n 1 -{c}", "cHiS1", "|"),
 ]
 
 
@@ -423,3 +430,217 @@ def test_git_verbs_that_hash_the_work_tree_are_refused_whatever_the_flags(
         verb: str, glob: list[str], flags: list[str]) -> None:
     cmd = " ".join(["git", *glob, verb, *flags])
     assert not is_ephemeral(cmd), cmd
+
+
+# ------------------------------------------------------------------ shell-run oracles
+# What the predicate says yes to is actually run (bash -c, timeout 5, stdin /dev/null, env
+# stripped to PATH/HOME/LANG) in a scratch git repo with HOME pointed inside the scratch
+# tree; the tree (paths, sizes, mtimes, content hashes, .git included) must not change and
+# every command must finish.
+
+_OLD = 1_500_000_000  # backdated mtimes: no racily-clean index entries for git to refresh
+
+
+def _git_run(repo: Path, *args: str, env: dict[str, str], stdin: str | None = None) -> str:
+    return subprocess.run(["git", *args], cwd=repo, env=env, check=True, text=True,
+                          input=stdin, capture_output=True).stdout.strip()
+
+
+def _scratch(root: Path, *, hostile: bool) -> tuple[Path, dict[str, str]]:
+    git = shutil.which("git")
+    assert git, "git is required for the shell-run oracle"  # fail loudly, never skip
+    home = root / "home"
+    repo = root / "repo"
+    (home / ".config").mkdir(parents=True)
+    (repo / "src").mkdir(parents=True)
+    (repo / "sub").mkdir()
+    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(home), "LANG": "C"}
+    files = {
+        "README.md": "# readme\n", "a": "b 2\na 1\nc 3\na 1\n", "b": "a 1\nb 2\n",
+        "a.log": "".join(f"line {i}\n" for i in range(60)), "a.py": "x = 1  # TODO\n",
+        "a.bin": "\x00\x01bin", "package.json": '{"name": "pkg"}\n', "src/a.py": "TODO = 1\n",
+        "src/b.py": "import a\n", "sub/c.txt": "c\n", ".gitignore": "*.pyc\n",
+        "x.pyc": "junk", "f": "foo bar\n", "start": "start\nmid\nend\n",
+    }
+    for name, body in files.items():
+        (repo / name).write_text(body)
+    _git_run(repo, "init", "-q", "-b", "main", env=env)
+    for k, v in (("user.email", "t@e.st"), ("user.name", "t"), ("commit.gpgsign", "false")):
+        _git_run(repo, "config", k, v, env=env)
+    _git_run(repo, "add", "-A", env=env)
+    _git_run(repo, "commit", "-qm", "one", env=env)
+    (repo / "a.py").write_text("x = 2  # TODO\n")
+    _git_run(repo, "commit", "-qam", "two", env=env)
+    if hostile:
+        _make_hostile(repo, root / "marks", env)
+    for p in [*repo.rglob("*"), *home.rglob("*")]:
+        if ".git" not in p.relative_to(root).parts:
+            os.utime(p, (_OLD, _OLD), follow_symlinks=False)
+    _git_run(repo, "update-index", "--refresh", env=env)  # index stat info now matches
+    if hostile:  # ... except a.py, whose stat info says "maybe changed": git must hash it
+        os.utime(repo / "a.py", (_OLD + 7, _OLD + 7))
+        for mark in (root / "marks").iterdir():  # the set-up itself ran some hooks
+            mark.unlink()
+    return repo, env
+
+
+def _make_hostile(repo: Path, marks: Path, env: dict[str, str]) -> None:
+    """A .git whose config points every program hook we know at a marker script."""
+    marks.mkdir()
+    bindir = repo.parent / "bin"
+    bindir.mkdir()
+
+    def script(name: str, body: str = "cat >/dev/null 2>&1") -> str:
+        path = bindir / name
+        path.write_text(f"#!/bin/sh\ntouch '{marks}/{name}'\n{body}\n")
+        path.chmod(0o755)
+        return str(path)
+
+    (repo / ".gitattributes").write_text("*.py filter=evil diff=evil\n")
+    (repo / "a.py").write_text("x = 3  # TODO\n")
+    _git_run(repo, "add", ".gitattributes", "a.py", env=env)
+    _git_run(repo, "commit", "-qm", "attrs", env=env)
+    hooks = repo / ".git" / "hooks"
+    for hook in ("post-index-change", "reference-transaction", "post-checkout",
+                 "pre-auto-gc"):
+        script(hook)
+        shutil.copy(bindir / hook, hooks / hook)
+    config = {
+        "core.fsmonitor": script("fsmonitor", "exit 1"),
+        "filter.evil.clean": script("clean", "cat"),
+        "filter.evil.smudge": script("smudge", "cat"),
+        "diff.evil.textconv": script("textconv", 'cat "$1"'),
+        "diff.evil.command": script("diffcmd"),
+        "diff.external": script("external"),
+        "core.pager": script("pager", "cat"),
+        "pager.log": script("pagerlog", "cat"),
+        "core.editor": script("editor"),
+        "gpg.program": script("gpg"),
+        "log.showSignature": "true",
+        "format.pretty": "%G? %h %s",
+        "pretty.mine": "%G? %s",
+        "core.sshCommand": script("ssh"),
+        "credential.helper": "!" + script("cred"),
+    }
+    for k, v in config.items():
+        _git_run(repo, "config", k, v, env=env)
+    tree = _git_run(repo, "rev-parse", "HEAD^{tree}", env=env)
+    head = _git_run(repo, "rev-parse", "HEAD", env=env)
+    signed = (f"tree {tree}\nparent {head}\nauthor t <t@e.st> 1600000000 +0000\n"
+              f"committer t <t@e.st> 1600000000 +0000\ngpgsig -----BEGIN PGP SIGNATURE-----\n"
+              f" x\n -----END PGP SIGNATURE-----\n\nsigned\n")
+    oid = _git_run(repo, "hash-object", "-t", "commit", "-w", "--stdin", env=env, stdin=signed)
+    _git_run(repo, "update-ref", "refs/heads/main", oid, env=env)
+
+
+def _snapshot(root: Path) -> dict[str, tuple[int, int, str]]:
+    out: dict[str, tuple[int, int, str]] = {}
+    for dirpath, dirnames, filenames in os.walk(root):
+        for name in dirnames + filenames:
+            p = Path(dirpath) / name
+            st_ = p.lstat()
+            digest = hashlib.sha256(p.read_bytes()).hexdigest() if p.is_file() and \
+                not p.is_symlink() else ""
+            out[str(p.relative_to(root))] = (st_.st_size, st_.st_mtime_ns, digest)
+    return out
+
+
+def _run(cmd: str, repo: Path, env: dict[str, str]) -> subprocess.CompletedProcess[bytes]:
+    return subprocess.run(["timeout", "-s", "KILL", "5", "bash", "-c", cmd], cwd=repo,
+                          env=env, stdin=subprocess.DEVNULL, capture_output=True, timeout=15,
+                          check=False)
+
+
+@pytest.fixture(scope="module")
+def scratch(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, dict[str, str]]:
+    root = tmp_path_factory.mktemp("oracle")
+    repo, env = _scratch(root, hostile=False)
+    return root, repo, env
+
+
+@pytest.fixture(scope="module")
+def hostile(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, dict[str, str]]:
+    root = tmp_path_factory.mktemp("hostile")
+    repo, env = _scratch(root, hostile=True)
+    return root, repo, env
+
+
+def _assert_harmless(cmds: Sequence[str], root: Path, repo: Path,
+                     env: dict[str, str]) -> None:
+    before = _snapshot(root)
+    for cmd in cmds:
+        assert is_ephemeral(cmd), cmd
+        res = _run(cmd, repo, env)
+        assert res.returncode not in (124, 137, -9), f"did not finish: {cmd!r}"
+        after = _snapshot(root)
+        changed = sorted(k for k in before.keys() | after.keys()
+                         if before.get(k) != after.get(k))
+        assert not changed, (cmd, changed, res.stderr[-300:])
+
+
+def test_oracle_every_allowed_command_leaves_the_tree_alone_and_ends(
+        scratch: tuple[Path, Path, dict[str, str]]) -> None:
+    root, repo, env = scratch
+    _assert_harmless(ALLOWED, root, repo, env)
+
+
+def test_oracle_git_glances_run_nothing_from_a_hostile_repo_config(
+        hostile: tuple[Path, Path, dict[str, str]]) -> None:
+    root, repo, env = hostile
+    marks = root / "marks"
+    gits = [c for c in ALLOWED if "git " in c]
+    assert len(gits) >= 30
+    for cmd in gits:
+        _run(cmd, repo, env)
+        assert not list(marks.iterdir()), (cmd, sorted(p.name for p in marks.iterdir()))
+    # the harness itself works: what the predicate refuses really does run the hooks
+    for n, (cmd, mark) in enumerate((("git status", "clean"), ("git -c core.fsmonitor= status", "clean"),
+                      ("git ls-files", "fsmonitor"), ("git log -1", "gpg"),
+                      ("git log --no-show-signature -1", "gpg"),
+                      ("git log --no-show-signature --pretty=mine -1", "gpg"),
+                      ("git log --no-show-signature --oneline -p -2", "textconv"),
+                      ("git -c core.fsmonitor= diff --cached HEAD~2", "external"),
+                      ("git hash-object a.py", "clean"))):
+        assert not is_ephemeral(cmd), cmd
+        bump = _OLD + 100 + n  # stat-dirty again: the previous status refreshed the index
+        os.utime(repo / "a.py", (bump, bump))
+        _run(cmd, repo, env)
+        assert (marks / mark).exists(), (cmd, mark)
+        for p in marks.iterdir():
+            p.unlink()
+
+
+_ORACLE_FILES = ["a", "b", "a.log", "a.py", "README.md", "src/a.py", "sub/c.txt", "f"]
+_ORACLE_VERBS: list[tuple[str, str, str]] = [  # (verb, bool letters, tail before files)
+    ("ls", "aAbBcCdFgGhiklLmnNopqQrRsStuUvxX1", ""), ("cat", "AbeEnstTuv", ""),
+    ("head", "qvz", ""), ("tail", "qvz", ""), ("wc", "clmwL", ""), ("nl", "p", ""),
+    ("sort", "bdfgiMhnRrVusz", ""), ("uniq", "cdDuiz", ""), ("grep", "EFiywxvcLlqsbHhnTZaIrR",
+                                                             "a "),
+    ("sed", "nEsuz", "p "), ("du", "0abcDhHklLmPsSx", ""), ("df", "ahHiklPTv", ""),
+    ("stat", "LftZ", ""), ("file", "bLhiNnpkrs0", ""), ("cut", "snz", "-c1-3 "),
+    ("column", "tnx", ""), ("rev", "", ""), ("diff", "qsyiEZbwBaNtTpurdP", ""),
+    ("find", "", ""), ("awk", "", "'$1 > 0 {print $1}' "), ("comm", "123", ""),
+]
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.sampled_from(_ORACLE_VERBS), st.data())
+def test_oracle_generated_glances_leave_the_tree_alone_and_end(
+        scratch: tuple[Path, Path, dict[str, str]], verb: tuple[str, str, str],
+        data: st.DataObject) -> None:
+    root, repo, env = scratch
+    name, letters, pre = verb
+    flags = data.draw(st.lists(st.sampled_from(letters), max_size=4)) if letters else []
+    files = data.draw(st.lists(st.sampled_from(_ORACLE_FILES), min_size=1, max_size=3))
+    if name in ("diff", "comm"):
+        files = (files * 2)[:2]
+    cmd = f"{name} {'-' + ''.join(flags) + ' ' if flags else ''}{pre}{' '.join(files)}"
+    if name == "find":
+        cmd = "find . " + data.draw(st.sampled_from(
+            ["-name '*.py'", "-type f -newer a", "-maxdepth 1 -print0", "-empty -o -ls",
+             "-path ./src -prune -o -printf '%p\\n'"]))
+    if data.draw(st.booleans()):
+        cmd = f"cat a | {cmd}" if name not in ("find", "ls", "du", "df") else f"{cmd} | head -3"
+    if not is_ephemeral(cmd):
+        return
+    _assert_harmless([cmd], root, repo, env)
