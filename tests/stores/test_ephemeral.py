@@ -594,13 +594,14 @@ def test_oracle_git_glances_run_nothing_from_a_hostile_repo_config(
         _run(cmd, repo, env)
         assert not list(marks.iterdir()), (cmd, sorted(p.name for p in marks.iterdir()))
     # the harness itself works: what the predicate refuses really does run the hooks
-    for n, (cmd, mark) in enumerate((("git status", "clean"), ("git -c core.fsmonitor= status", "clean"),
-                      ("git ls-files", "fsmonitor"), ("git log -1", "gpg"),
-                      ("git log --no-show-signature -1", "gpg"),
-                      ("git log --no-show-signature --pretty=mine -1", "gpg"),
-                      ("git log --no-show-signature --oneline -p -2", "textconv"),
-                      ("git -c core.fsmonitor= diff --cached HEAD~2", "external"),
-                      ("git hash-object a.py", "clean"))):
+    controls = [("git status", "clean"), ("git -c core.fsmonitor= status", "clean"),
+                ("git ls-files", "fsmonitor"), ("git log -1", "gpg"),
+                ("git log --no-show-signature -1", "gpg"),
+                ("git log --no-show-signature --pretty=mine -1", "gpg"),
+                ("git log --no-show-signature --oneline -p -2", "textconv"),
+                ("git -c core.fsmonitor= diff --cached HEAD~2", "external"),
+                ("git hash-object a.py", "clean")]
+    for n, (cmd, mark) in enumerate(controls):
         assert not is_ephemeral(cmd), cmd
         bump = _OLD + 100 + n  # stat-dirty again: the previous status refreshed the index
         os.utime(repo / "a.py", (bump, bump))
