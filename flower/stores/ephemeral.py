@@ -30,7 +30,10 @@ one subagent dispatch. So it is built the conservative way round:
   4. commands that never end: ``tail -f``, ``top`` (also writes its config dir), ``docker stats``
      without ``--no-stream``, ``kubectl get -w``, ``free -s``, ``lsof -r``, ``netstat -c``
      (``watch``, ``yes``, ``ping``, ``journalctl``, ``dmesg``, ``less`` are not verbs), and
-     filters that would wait on stdin (``cat`` with no operand) unless fed by a pipe.
+     filters that would wait on stdin (``cat`` with no operand) unless fed by a pipe,
+     ``/dev/*`` operands (``cat /dev/zero``), and the obvious loops in awk/jq programs
+     (``while``/``do``/``for(;;``, ``repeat``/``until``/``def``). Termination of a program
+     text is undecidable in general; the Bash tool's own timeout stays the backstop.
 
 Git policy: the repository's own configuration, hooks and attributes are treated as
 untrusted (a workspace may carry a hostile ``.git``). Measured on git 2.39 with a repo whose
@@ -372,6 +375,8 @@ def _readable(paths: Sequence[str], verb: str) -> None:
     for p in paths:
         if p == "-":
             continue
+        if p.startswith("/dev/") and p != _DEV_NULL:  # /dev/zero never ends, /dev/stdin waits
+            raise _Reject(f"{verb} would read the device {p}")
         if _secret_path(p):
             raise _Reject(f"{verb} would print a credential file ({p})")
         if any(c in p for c in "*?["):
@@ -768,7 +773,8 @@ def _uniq(args: Sequence[str], piped: bool) -> None:
 _JQ = _Spec("nrjacsSCMeR", "", "null-input raw-output join-output ascii-output "
             "compact-output slurp sort-keys color-output monochrome-output exit-status "
             "raw-input tab seq stream", "indent", "")
-_JQ_BANNED = re.compile(r"\benv\b|\$ENV|\bENV\b|\b(import|include|input_filename|"
+_JQ_BANNED = re.compile(r"\b(repeat|while|until|infinite|def|recurse_down)\b|"  # no end
+                        r"\benv\b|\$ENV|\bENV\b|\b(import|include|input_filename|"
                         r"get_search_list|modulemeta|\$__prog|\$__loc__)\b|\$__")
 
 
@@ -798,8 +804,9 @@ def _jq(args: Sequence[str], piped: bool) -> None:
 
 # --- awk: -F/-v only; the program must come from a tiny safe subset.
 
-_AWK_BANNED = re.compile(r"system|getline|ENVIRON|PROCINFO|close|fflush|\||@|\\\n|"
-                         r"include|load|namespace|extension")
+_AWK_BANNED = re.compile(r"system|getline|ENVIRON|PROCINFO|ARGV|ARGC|close|fflush|\||@|"
+                         r"\\\n|include|load|namespace|extension|"
+                         r"\bwhile\b|\bdo\b|for\s*\(\s*;")  # ARGV: reads other files
 
 
 def _awk(args: Sequence[str], piped: bool) -> None:

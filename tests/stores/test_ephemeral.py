@@ -255,6 +255,7 @@ SECRETS = [
     "ps -o pid,env", "ps axo pid,environ", "jq -n env", "jq env", "jq -n '$ENV'",
     "jq -n 'env.PATH'", "jq --rawfile x a -n '$x'", "jq --slurpfile x a -n '$x'",
     "jq -L . -n 'import \"x\" as x; 1'", "jq -f prog a", "awk 'BEGIN{print ENVIRON[\"HOME\"]}'",
+    "awk 'BEGIN{ARGV[1]=\".env\"; ARGC=2} {print}' a",
     "cat .env", "cat ./.env.local", "cat ~/.config/flower/.env", "head ~/.claude/.credentials.json",
     "grep x ~/.netrc", "tail ~/.ssh/id_rsa", "cat ~/.ssh/config", "cat ~/.aws/credentials",
     "cat .git-credentials", "cat ~/.pgpass", "cat server.pem", "cat tls/server.key",
@@ -280,6 +281,10 @@ NEVER_ENDS = [
     "lsof +r", "lsof -i -r", "netstat -c", "ss -E", "cat", "cat -", "tail", "head", "sort",
     "uniq", "cut -c1", "grep x", "rev", "nl", "sed p", "awk '{print}'", "jq .", "wc -l",
     "tr a b", "ls; cat", "less", "git shortlog --no-show-signature -s -- x | cat -e",
+    "cat /dev/zero", "head -c 9 /dev/urandom", "tail /dev/zero", "cat /dev/stdin",
+    "grep x /dev/tty", "awk 'BEGIN{while(1);}'", "awk 'BEGIN{for(;;);}'",
+    "awk 'BEGIN{do x++; while(1)}'", "jq -n 'repeat(1)'", "jq -n 'def f: f; f'",
+    "jq -n '[limit(3; repeat(1))]'", "jq -n 'range(infinite)'", "jq -n 'until(false; .)'",
 ]
 
 
