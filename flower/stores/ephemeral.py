@@ -1244,6 +1244,8 @@ def _git(args: Sequence[str], piped: bool) -> None:
         raise _Reject("git subcommand not allowed as a glance")
     rest = args[i + 1:]
     for a in rest:
+        if "%G" in a or ("signature" in a and a != "--no-show-signature"):
+            raise _Reject("git format asks for a signature check (runs gpg.program)")
         if a.startswith(":") and not g.fsmonitor_off:
             raise _Reject("git :path reads the index: add -c core.fsmonitor=")
         if not a.startswith("-") and _secret_path(a.rsplit(":", 1)[-1]):

@@ -247,6 +247,9 @@ RUNS_PROGRAMS = [
     "git -p branch", "git --paginate branch", "git --exec-path=/tmp branch",
     "git --git-dir=x branch", "git -c include.path=x branch", "git remote show origin",
     "git for-each-ref --format='%(signature)'", "git stash show -p", "git config --edit",
+    "git shortlog --no-show-signature -s --group=format:%G? HEAD",
+    "git shortlog --no-show-signature -s --group='format:%G?' HEAD",
+    "git branch --format='%(contents:signature)'",
 ]
 SECRETS = [
     "env", "printenv", "printenv HOME", "cat /proc/self/environ", "cat /proc/1/environ",
