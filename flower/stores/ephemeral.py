@@ -772,7 +772,7 @@ def _uniq(args: Sequence[str], piped: bool) -> None:
 
 _JQ = _Spec("nrjacsSCMeR", "", "null-input raw-output join-output ascii-output "
             "compact-output slurp sort-keys color-output monochrome-output exit-status "
-            "raw-input tab seq stream", "indent", "")
+            "raw-input tab seq stream", "indent")
 _JQ_BANNED = re.compile(r"\b(repeat|while|until|infinite|def|recurse_down)\b|"  # no end
                         r"\benv\b|\$ENV|\bENV\b|\b(import|include|input_filename|"
                         r"get_search_list|modulemeta|\$__prog|\$__loc__)\b|\$__")
