@@ -280,7 +280,7 @@ def build(steps: list[str]) -> list[dict]:
         elif s == "big":
             c.bash("cat log", f"{i}" + "B" * 2100)
         elif s == "ephemeral":
-            c.bash("git status", f"st{i}")
+            c.bash("git branch", f"st{i}")
         elif s == "denied":
             c.bash(f"rm {i}", "denied", is_error=True, toolDenialKind="permission-rule",
                    permissionDecision={"decision": "reject", "source": "hook"})
@@ -347,7 +347,7 @@ async def test_load_equals_the_public_layers_composed(db: Path, ws: Path) -> Non
     c = Chain()
     c.prompt("go")
     for i in range(12):
-        c.bash("git status", f"clean {i}")
+        c.bash("git branch", f"clean {i}")
         c.bash("cat big.log", "z" * 3000 + str(i))
     denied = c.call("Bash", {"command": "rm -rf /"})
     c.result(denied, "denied", is_error=True, toolDenialKind="permission-rule")
