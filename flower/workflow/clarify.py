@@ -9,6 +9,8 @@ context-saving layer can clean up, so the default job starts here. The step is a
 * ``gate`` — the reply must parse into all four sections; then the file is frozen.
 * ``reduce`` — downstream gets the compact four sections, never the raw reply (a clarifier
   once pasted a whole codebase into it).
+* ``resume_prompt`` — ``CLARIFY_RESUME``: continue, never re-ask. Both prompts carry the
+  Q&A log so far, so an answer is never lost to a crash (see ``_with_log``).
 
 The Q&A itself never enters the next step's context; it is logged to ``问答记录.md``.
 A crash mid-clarification resumes the clarifier's own session with ``CLARIFY_RESUME`` —
@@ -75,5 +77,32 @@ def clarify_step(channel: Any, *, brief_path: str | Path, prompt: str | Callable
     def reduce(result: Any, ctx: Ctx) -> str:
         return ctx[BRIEF_KEY].prompt_block()
 
-    return Step(name, agent, prompt, retries=retries, gate=gate, on_fail=on_fail, when=when,
-                on_reject=on_reject, resume_prompt=CLARIFY_RESUME, reduce=reduce)
+    log_path = getattr(channel, "log_path", None)
+
+    def first_prompt(ctx: Ctx) -> str:
+        return _with_log(prompt(ctx) if callable(prompt) else prompt, log_path)
+
+    def resume_prompt(ctx: Ctx) -> str:
+        return _with_log(CLARIFY_RESUME, log_path)
+
+    return Step(name, agent, first_prompt, retries=retries, gate=gate, on_fail=on_fail,
+                when=when, on_reject=on_reject, resume_prompt=resume_prompt, reduce=reduce)
+
+
+def _with_log(text: str, log_path: str | Path | None) -> str:
+    """``text`` plus the Q&A so far, when the log holds any.
+
+    The log is written by this process the moment an answer arrives; the CLI mirrors the
+    transcript a fraction of a second later. A ``kill -9`` in between loses the answer from
+    the session — or the whole session, if it was the first turn — and the clarifier would
+    ask again what the human already answered. (``--new`` archives the log with the brief,
+    so an old task's answers never leak into a new one.)
+    """
+    if log_path is None:
+        return text
+    try:
+        log = Path(log_path).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return text
+    entries = log.partition(texts.QA_LOG_NOTE)[2].strip() if texts.QA_LOG_NOTE in log else ""
+    return f"{text}\n\n{texts.CLARIFY_RESUME_LOG}\n{entries}" if entries else text

@@ -82,7 +82,7 @@ def starter_flow(ask: str, *, workspace: str | Path = ".", run_dir: str | Path =
 
     Raises ``ValueError`` before anything is spent: ``isolate`` outside a git work tree,
     or an empty ``ask`` in a folder with nothing to continue. ``new`` archives (never
-    deletes) lineage, brief and goal into ``notes/archive/<timestamp>/``.
+    deletes) lineage, brief, goal and Q&A log into ``notes/archive/<timestamp>/``.
     Drive it with ``Runtime(workbench=wf.workbench)`` — one workbench, shared.
     """
     from flower.core.human import HumanChannel
@@ -93,14 +93,16 @@ def starter_flow(ask: str, *, workspace: str | Path = ".", run_dir: str | Path =
         raise ValueError(texts.ISOLATE_NOT_GIT.format(path=ws))
     wb = Workbench.for_workspace(ws, isolate=isolate).ensure()
     brief_path, goal_path = wb.notes / brief_name, wb.notes / goal_name
-    if new:
-        Lineage.open(run_dir, ws).archive(wb.notes / "archive", extra=[brief_path, goal_path])
+    log_path = wb.notes / log_name
+    if new:  # the Q&A log goes too: it is this task's history, and clarify resumes from it
+        Lineage.open(run_dir, ws).archive(wb.notes / "archive",
+                                          extra=[brief_path, goal_path, log_path])
     brief = Brief.load(brief_path)
     waking = brief is not None and brief.complete()
     if not waking and not said:
         raise ValueError(texts.STARTER_NEED_ASK)
 
-    channel = HumanChannel(log_path=wb.notes / log_name, amend_path=brief_path,
+    channel = HumanChannel(log_path=log_path, amend_path=brief_path,
                            max_asks=max_asks, timeout_s=timeout_s)
     amended = bool(waking and said and not _already_in(brief_path, said)
                    and channel.amend(said, label=texts.AMEND_WAKE))

@@ -26,7 +26,7 @@ async def test_resume_sees_pointer_and_expiry_but_no_synthetic_error(
                                 ephemeral=EphemeralPolicy(keep_recent=1))
     opts = {"session_store": store, "session_store_flush": "eager"}
 
-    fake.script(reply(_bash("seq 1 1000")), reply(_bash("git status")), reply(_bash("ls")),
+    fake.script(reply(_bash("seq 1 1000")), reply(_bash("git branch")), reply(_bash("ls")),
                 "looked around")
     msgs, err = await collect("look around", options(workspace, cli_env, **opts))
     assert err is None
@@ -52,7 +52,7 @@ async def test_resume_sees_pointer_and_expiry_but_no_synthetic_error(
     assert "工具结果已归档" in text and str(spill) in text
     assert spill.read_text().splitlines()[-1] == "1000"
     assert "1\n2\n3\n" not in text  # the big body itself is no longer in context
-    assert "[`git status` 的结果已过期" in text
+    assert "[`git branch` 的结果已过期" in text
     assert "API Error" not in text and "fake error 500" not in text
     assert "carry on" in seen.last_user_text()
     # tool_use/tool_result pairs survived intact: every result block is still there
