@@ -1,39 +1,215 @@
 """The ``flower`` command line.
 
+``flower "一句话"`` runs the default job, bare ``flower`` asks what to do (or wakes up),
+``run TARGET`` drives your own workflow, ``once PROMPT`` one agent; ``setup``, ``demo`` and
+``log`` are the helpers around them.
+
 Kept import-light: only click is imported at module load; everything heavy (rich, the SDK,
-the fake server) is imported inside the command that needs it, so ``flower --help`` is fast.
+prompt_toolkit) is imported inside the command that needs it, so ``flower --help`` is fast.
+
+Global flags (``-w -r -v -W -T``) may stand before or after the command: they are lifted out
+of the argument list before click parses it, and the first remaining word decides the
+command — anything that is not a command name is the ask of ``go``.
 """
 
 from __future__ import annotations
 
 import sys
+from dataclasses import dataclass
+from typing import Any
 
 import click
 
 from flower import __version__
 
+COMMANDS = ("go", "run", "once", "setup", "demo", "log")
+# flag -> takes a value?
+GLOBAL_FLAGS = {"-w": True, "--workspace": True, "-r": True, "--run-dir": True,
+                "-v": False, "--verbose": False, "-W": False, "--workbench": False,
+                "-T": False, "--trim": False}
+HELP = ("-h", "--help")
 
-@click.group(invoke_without_command=True, context_settings={"help_option_names": ["-h", "--help"]})
+
+def lift_globals(argv: list[str]) -> tuple[list[str], list[str]]:
+    """Split ``argv`` into (global flags with their values, the rest), wherever they stand.
+
+    ``--flag=value`` is understood; scanning stops at ``--`` so an ask can start with ``-``.
+    """
+    lifted: list[str] = []
+    rest: list[str] = []
+    i = 0
+    while i < len(argv):
+        arg = argv[i]
+        if arg == "--":
+            rest += argv[i:]
+            break
+        name = arg.split("=", 1)[0] if arg.startswith("--") else arg
+        if name in GLOBAL_FLAGS:
+            lifted.append(arg)
+            if GLOBAL_FLAGS[name] and "=" not in arg and i + 1 < len(argv):
+                lifted.append(argv[i + 1])
+                i += 1
+        else:
+            rest.append(arg)
+        i += 1
+    return lifted, rest
+
+
+def route(argv: list[str]) -> list[str]:
+    """The default-command rule: global flags first, then the command; a first word that is
+    no command (or nothing at all) means ``go`` — ``flower "X"`` is ``flower go "X"``, bare
+    ``flower`` is ``flower go``. ``-h`` alone asks for the group's help."""
+    lifted, rest = lift_globals(argv)
+    if not rest:
+        return lifted + ([] if any(a in HELP for a in lifted) else ["go"])
+    if rest[0] in HELP and len(rest) == 1:
+        return lifted + rest
+    if rest[0] in COMMANDS:
+        return lifted + rest
+    return [*lifted, "go", *rest]
+
+
+class FlowerGroup(click.Group):
+    """A group that applies ``route`` before parsing."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        return super().parse_args(ctx, route(list(args)))
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return list(COMMANDS)
+
+
+@dataclass
+class Globals:
+    """What the global flags say, resolved."""
+
+    workspace: str
+    run_dir: str | None
+    verbose: bool
+    workbench: bool
+    trim: bool
+
+
+CONTEXT = {"help_option_names": list(HELP), "max_content_width": 100}
+
+
+@click.group(cls=FlowerGroup, context_settings=CONTEXT, invoke_without_command=True)
+@click.option("-w", "--workspace", default=".", show_default=True,
+              help="Folder the agents work in (the workbench .flower/ lives there).")
+@click.option("-r", "--run-dir", default=None,
+              help="Sessions, manifest and lineage (default: <workspace>/runs).")
+@click.option("-v", "--verbose", is_flag=True,
+              help="Also show subagent text and successful tool results; print the config.")
+@click.option("-W", "--workbench", is_flag=True,
+              help="run/once: give a workflow without one a workbench (<run-dir>/workbench).")
+@click.option("-T", "--trim", is_flag=True,
+              help="run/once: trim old large tool results on resume (go trims by default).")
 @click.version_option(__version__, "-V", "--version", prog_name="flower")
 @click.pass_context
-def main(ctx: click.Context) -> None:
-    """flower: long-horizon agent runs that survive crashes, outages and full context windows."""
+def main(ctx: click.Context, workspace: str, run_dir: str | None, verbose: bool,
+         workbench: bool, trim: bool) -> None:
+    """flower: long-horizon agent runs that survive crashes, outages and full context windows.
+
+    \b
+      flower "写个 md 转 html 的脚本"   clarify → goal → coordinator + workers → judge
+      flower                           same folder, later: wake up and carry on
+      flower run flows.py:main         your own workflow (import flower)
+      flower once "读一眼这个仓库"       one agent, one shot
+    """
+    ctx.obj = Globals(workspace, run_dir, verbose, workbench, trim)
     if ctx.invoked_subcommand is None:
         click.echo(ctx.get_help())
 
 
-@main.command()
-@click.option("-w", "--workspace", type=click.Path(file_okay=False), default=None,
-              help="Folder the demo works in (default: ./flower-demo; run again to continue).")
-def demo(workspace: str | None) -> None:
-    """The whole flow, offline: clarify → goals → work, against a built-in fake model.
+@main.command(context_settings=CONTEXT)
+@click.argument("ask", required=False)
+@click.option("--asks", type=int, default=-1, show_default=True,
+              help="Question quota; negative = unlimited, 0 = never ask.")
+@click.option("--rounds", type=int, default=3, show_default=True,
+              help="Work rounds in total (each judged by a fresh judge).")
+@click.option("--no-goal", is_flag=True, help="No goal step, no judge.")
+@click.option("--judge-can-run", is_flag=True,
+              help="The round judge may run commands (harder verdicts; it could change files).")
+@click.option("--timeout", type=float, default=1800.0, show_default=True,
+              help="Seconds to wait for an answer; 0 or less = fully automatic.")
+@click.option("--isolate", is_flag=True, help="Each worker in its own git worktree.")
+@click.option("--window", type=int, default=None,
+              help="Context window for handoff (default: from the model name).")
+@click.option("--no-handoff", is_flag=True, help="Let the CLI compact instead of handing off.")
+@click.option("--new", is_flag=True, help="Start a new task here (the old one is archived).")
+@click.option("--clarify-only", is_flag=True, help="Only confirm the requirement.")
+@click.option("--no-trim", is_flag=True, help="Keep old large tool results on resume.")
+@click.pass_obj
+def go(g: Globals, ask: str | None, **opts: Any) -> None:
+    """The default job: clarify → set goal → coordinator dispatches → judge each round."""
+    from flower.commands import go as run_go
 
-    No credentials, no network. Kill it halfway (even kill -9) and run it again: it wakes
-    up and carries on.
+    sys.exit(run_go(g, ask, **opts))
+
+
+@main.command(context_settings=CONTEXT)
+@click.argument("target")
+@click.pass_obj
+def run(g: Globals, target: str) -> None:
+    """Run your workflow: TARGET is module:attr or path/to/file.py:attr (a Workflow, or a
+    callable returning one)."""
+    from flower.commands import run as run_target
+
+    sys.exit(run_target(g, target))
+
+
+@main.command(context_settings=CONTEXT)
+@click.argument("prompt")
+@click.option("-i", "--instructions", default="", help="Appended to Claude Code's prompt.")
+@click.option("-t", "--tools", default="Read,Glob,Grep", show_default=True,
+              help="Comma-separated tools the agent may use.")
+@click.option("-p", "--permission-mode", default="default", show_default=True,
+              type=click.Choice(["default", "acceptEdits", "plan", "bypassPermissions"]))
+@click.option("-b", "--budget", type=float, default=None, help="Dollar cap.")
+@click.option("--resume", "resume", default=None, help="Continue this session id.")
+@click.option("--fork", is_flag=True, help="With --resume: branch off instead of continuing.")
+@click.pass_obj
+def once(g: Globals, prompt: str, **opts: Any) -> None:
+    """One agent, one shot: no workflow, no clarify, no judge."""
+    from flower.commands import once as run_once
+
+    sys.exit(run_once(g, prompt, **opts))
+
+
+@main.command(context_settings=CONTEXT)
+def setup() -> None:
+    """Configure the credential (~/.config/flower/.env, mode 600) and check it."""
+    from flower.commands import setup as run_setup
+
+    sys.exit(run_setup())
+
+
+@main.command(context_settings=CONTEXT)
+@click.pass_obj
+def demo(g: Globals) -> None:
+    """The whole default job offline against a built-in fake model: no credentials.
+
+    Works in ./flower-demo (or -w DIR). Kill it halfway (even kill -9) and run it again: it
+    wakes up and carries on.
     """
     from flower.demo import run_demo
 
-    sys.exit(run_demo(workspace))
+    sys.exit(run_demo(g.workspace if g.workspace != "." else None))
+
+
+@main.command("log", context_settings=CONTEXT)
+@click.argument("run_dir", required=False)
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+@click.pass_obj
+def log_cmd(g: Globals, run_dir: str | None, as_json: bool) -> None:
+    """The runs in this folder: steps, sessions, attempts, cost, context per round."""
+    from flower.commands import show_log
+
+    sys.exit(show_log(g, run_dir, as_json=as_json))
+
+
+def entry() -> None:  # pragma: no cover - console script wrapper
+    main()
 
 
 if __name__ == "__main__":  # pragma: no cover

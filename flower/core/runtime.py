@@ -84,15 +84,27 @@ def _new_run_id() -> str:
 
 
 class _Interrupt:
-    """A thread-safe interrupt request: the human's words, taken exactly once."""
+    """A thread-safe interrupt request: the human's words, taken exactly once.
+
+    ``hold`` stops the turn at once but keeps the step waiting until ``request`` brings the
+    words (a terminal's first Ctrl-C: stop now, then let the human finish typing).
+    """
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._words: str | None = None
+        self._held = False
 
     def request(self, words: str) -> None:
         with self._lock:
-            self._words = words if self._words is None else f"{self._words}\n{words}".strip()
+            self._words = words if not self._words else f"{self._words}\n{words}".strip()
+            self._held = False
+
+    def hold(self) -> None:
+        with self._lock:
+            self._held = True
+            if self._words is None:
+                self._words = ""
 
     @property
     def pending(self) -> bool:
@@ -100,8 +112,19 @@ class _Interrupt:
 
     def take(self) -> str | None:
         with self._lock:
-            words, self._words = self._words, None
+            words, self._words, self._held = self._words, None, False
             return words
+
+    async def words(self) -> str:
+        """The words to resume with — once a hold, if any, has been released."""
+        import anyio
+
+        while True:
+            with self._lock:
+                if not self._held:
+                    words, self._words = self._words, None
+                    return words or ""
+            await anyio.sleep(0.1)
 
 
 class Runtime:
@@ -202,6 +225,11 @@ class Runtime:
         session with ``message``. Safe from any thread; never hard-cancels."""
         self._interrupt.request(message or "")
 
+    def hold(self) -> None:
+        """Stop the running turn now and keep the step waiting until ``interrupt(words)``
+        says how to go on (``interrupt("")`` = just continue). Safe from any thread."""
+        self._interrupt.hold()
+
     def rescue(self) -> None:
         """Best-effort bookkeeping before the process dies (SIGHUP/SIGTERM handlers).
 
@@ -295,7 +323,7 @@ class Runtime:
                     if interrupted:
                         if not result.session_id:
                             break
-                        words = self._interrupt.take() or ""
+                        words = await self._interrupt.words()
                         emit(Event("retry", text=f"{name}: 按人类插话接着做",
                                    payload={"step": name, "attempt": attempt,
                                             "source": "interrupt"}))
