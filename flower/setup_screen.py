@@ -261,7 +261,10 @@ def _configure(console: Console, reason: str, read_line: ReadLine | None) -> boo
         _say(console, texts.SETUP_SAVED_DROPPED.format(key=k), "dim")
     for k, v in chosen.items():
         where = _shadow(k, v, before[k], old)
-        if where:
+        if where and k == other:
+            _say(console, texts.SETUP_SHADOWED_STALE.format(key=k, where=where, new=key),
+                 "yellow")
+        elif where:
             _say(console, texts.SETUP_SHADOWED.format(key=k, where=where), "yellow")
     return True
 

@@ -435,6 +435,7 @@ SETUP_SAVED_KEY = "  {key} = {value}"
 SETUP_SAVED_DROPPED = "  去掉了 {key}"
 SETUP_SAVE_FAILED = "x 存不进 {path}:{error}"
 SETUP_SHADOWED = "! 注意:{key} 在 {where} 里也有设置,下次启动它会盖过这里的值——去那里改掉或删掉那一行。"
+SETUP_SHADOWED_STALE = "! 注意:{where} 里还有 {key},下次启动它会比刚存的 {new} 优先——去那里删掉它。"
 SETUP_SHADOW_PROCESS = "进程环境变量(export 的)"
 
 # Gate 2, the probe (ensure_credentials / run_setup).
