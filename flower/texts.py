@@ -411,3 +411,47 @@ QA_ANSWER = "**A [{state}]**:{answer}"
 QA_WAITING = "(还在等回答)"  # transcript() line for a question not settled yet
 QA_MAIL = "**M {id}** [{state}]({time}):{text}"
 QA_LOG_FAILED = "问答记录写不进 {path}(只影响留档,不影响运行)"  # goes into ui_errors
+
+# --- setup screen (setup_screen.py) -----------------------------------------------------
+
+# The interactive credential screen: `flower setup`, first run, re-entry after a failure.
+SETUP_TITLE = "配置 flower"  # rendered as "== 配置 flower ====…"
+SETUP_REASON_FIRST = "还没配过凭证。"
+SETUP_REASON_AGAIN = "重新配置。"
+SETUP_SAVE_TO = "会存到 {path}(只有你能读,权限 600)。Ctrl-C 取消。"
+SETUP_INPUT = "> "  # the input marker after each question
+SETUP_ASK_TOKEN = "1. API key 或网关 token(必填;输入不会显示):"
+SETUP_ASK_URL = "2. 网关地址(回车 = 官方 {default};只写根地址,不带 /v1):"
+SETUP_ASK_URL_KEEP = "2. 网关地址(现在是 {current};回车 = 不变,- = 改回官方 {default};不带 /v1):"
+SETUP_ASK_MODEL = "3. 模型名(回车 = 默认;例如 claude-opus-5[1m]):"
+SETUP_ASK_MODEL_KEEP = "3. 模型名(现在是 {current};回车 = 不变,- = 改回默认):"
+SETUP_CLEAR = "-"  # typed to a question with a current value: drop it (official URL / default model)
+SETUP_NO_TOKEN = "没给 token,取消。"
+SETUP_CANCELLED = "已取消,什么都没改。"
+SETUP_URL_STRIPPED = "  (去掉了末尾的 {tail}:填根地址就行,flower 自己会加 /v1/messages)"
+SETUP_URL_NO_SCHEME = "  ! 网关地址一般以 http:// 或 https:// 开头:{url}"
+SETUP_SAVED = "+ 存好了:{path}"
+SETUP_SAVED_KEY = "  {key} = {value}"
+SETUP_SAVED_DROPPED = "  去掉了 {key}"
+SETUP_SAVE_FAILED = "x 存不进 {path}:{error}"
+SETUP_SHADOWED = "! 注意:{key} 在 {where} 里也有设置,下次启动它会盖过这里的值——去那里改掉或删掉那一行。"
+SETUP_SHADOWED_STALE = "! 注意:{where} 里还有 {key},下次启动它会比刚存的 {new} 优先——去那里删掉它。"
+SETUP_SHADOW_PROCESS = "进程环境变量(export 的)"
+
+# Gate 2, the probe (ensure_credentials / run_setup).
+SETUP_PROBING = "- 验一下凭证…"
+SETUP_PROBE_AUTH = "! 凭证被拒:{detail}"
+SETUP_PROBE_CONFIG = "! 网关地址或模型名不对:{detail}"
+SETUP_PROBE_NET = "(探针没打通:{detail} —— 当作网络问题,照常开跑)"
+SETUP_PROBE_OK = "+ 凭证可用"
+SETUP_PROBE_NET_SAVED = "(探针没打通:{detail} —— 可能只是网络问题,配置已经存好)"
+SETUP_GIVE_UP = "凭证还是不能用。检查 {path},或者再运行一次 flower setup。"
+SETUP_RETRY_HINT = "配置已经存下,但还不能用。改好后再运行一次 flower setup。"
+
+# After a failed step (go/run): the error looked like a credential problem.
+SETUP_FAILED_CRED = "! 看起来是凭证不对:{error}"
+SETUP_RERUN = "配好了。用同一条命令再跑一次,会在同一个目录接着做。"
+
+# describe_config(): what -v prints before starting.
+SETUP_DESCRIBE_HEAD = "# 配置:"
+SETUP_DESCRIBE_LINE = "  {key} = {value}"
