@@ -455,3 +455,42 @@ SETUP_RERUN = "配好了。用同一条命令再跑一次,会在同一个目录�
 # describe_config(): what -v prints before starting.
 SETUP_DESCRIBE_HEAD = "# 配置:"
 SETUP_DESCRIBE_LINE = "  {key} = {value}"
+
+# --- command line (cli.py, commands.py, terminal.py) -------------------------------------
+
+START_FRESH = "要做什么?一句话就够,回车开始(Ctrl-C 退出)"
+START_WAKE = "接着上次?直接回车 = 接着做;也可以说点新的;/new = 重开一件事(Ctrl-C 退出)"
+CANCELLED = "已取消"
+EMPTY_ASK = "诉求是空的。运行 flower 后输入一句话,或者直接 flower \"帮我做一个 X\"。"
+CLARIFY_ONLY_DONE = "需求已经确认过了({path}),这次不再重复。要重新确认就加 --new(旧的会归档)。"
+RUN_NEED_COLON = "需要 模块:属性 形式,例如 flows.py:main 或 mypkg.flows:main(收到的是 {target!r})"
+RUN_NO_FILE = "找不到 {path}(当前目录 {cwd})。按模块名导入时别带 .py,例如 mypkg.flows:main"
+RUN_IMPORT = "导入 '{module}' 失败:{error}"
+RUN_NO_ATTR = "'{module}' 里没有 '{attr}'"
+RUN_CALL = "调用 {target} 失败:{error}"
+RUN_NOT_WORKFLOW = "{target} 不是 Workflow,也不是返回 Workflow 的函数(是 {kind})"
+CLOSING = "总花费 ${cost:.4f} · 清单 {manifest}"
+ABORTED_AT = "在步骤 '{step}' 中止:{why}"
+STOPPED = "按了两次 Ctrl-C:已停下。清单已写好,再运行同一条命令会接着做。"
+ONCE_SESSION = "会话 {session}(接着聊:flower once --resume {session} \"…\")"
+STATUS = "上下文 {context} · 累计 ${cost:.2f} · {elapsed}"
+PROMPT_ANSWER = "你的回答 (回车=跳过,让它自己判断) > "
+PROMPT_IDLE = "(直接说 = 加需求,下个检查点送达;? 开头 = 顺便问一句,不打扰它干活) > "
+PROMPT_INTERRUPTED = "说点什么 (回车 = 什么也不说,接着做) > "
+INTERRUPTED = "已打断这一轮。正在跑的 subagent 会丢掉半成品。"
+INTERRUPT_PENDING = "还有 {n} 个提问在等回答,打断不影响它们。"
+INTERRUPT_SAY = "说点什么?(回车 = 什么也不说,接着做;2 秒内再按 Ctrl+C = 退出)"
+NO_INBOX = "这个 workflow 没有接 HumanChannel,说的话送不到 agent 那里。"
+INPUT_CLOSED = "输入已关闭"
+ASIDE_HEAD = "旁路"
+ASIDE_COST = "(${cost:.4f},没有打扰正在跑的运行)"
+ASIDE_FAILED = "旁路问答失败:{error}"
+ASIDE_WAIT = "(等 {n} 条旁路问答收尾…)"
+ORACLE_NO_EVENTS = "(还没有事件)"
+ORACLE_PROMPT = """\
+人在运行中顺便问了一句:{question}
+
+最近发生的事(从旧到新,每条截断):
+{events}
+
+工作台在 {workbench}:需求确认书、目标、笔记和汇报都在那里,需要背景就去读。回答要短。"""

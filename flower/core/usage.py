@@ -33,3 +33,12 @@ def entry_context(entry: Any) -> int | None:
         return None
     message = entry.get("message")
     return context_of(message.get("usage") if isinstance(message, dict) else None)
+
+
+def human_tokens(n: int) -> str:
+    """``80213`` → ``80.2K``; ``1234567`` → ``1.2M``; small numbers as they are."""
+    if n < 1000:
+        return str(n)
+    if n < 1_000_000:
+        return f"{n / 1000:.1f}K"
+    return f"{n / 1_000_000:.1f}M"

@@ -18,7 +18,7 @@ from flower.core.brief import Brief
 from flower.core.goal import Goal
 from flower.core.lineage import Lineage
 from flower.core.paths import project_key
-from flower.core.usage import entry_context
+from flower.core.usage import entry_context, human_tokens
 from flower.core.workbench import Workbench
 
 DB_NAME = "sessions.db"
@@ -173,15 +173,6 @@ def wake_state(
         "workspace": ws,
         "workbench": wb.root,
     }
-
-
-def human_tokens(n: int) -> str:
-    """``80213`` → ``80.2K``; ``1234567`` → ``1.2M``; small numbers as they are."""
-    if n < 1000:
-        return str(n)
-    if n < 1_000_000:
-        return f"{n / 1000:.1f}K"
-    return f"{n / 1_000_000:.1f}M"
 
 
 def _home_relative(p: Path) -> str:

@@ -1,0 +1,405 @@
+"""Driving a run from a terminal: live output, an input line that stays put, Ctrl-C, asides.
+
+While a workflow streams, the human can still talk to it. In a terminal, prompt_toolkit
+keeps one input line at the bottom (with a status bar under it: context, cost so far,
+elapsed, current tool) and everything printed goes above it — no torn lines, no lost
+keystrokes. A submitted line is routed:
+
+* a question is pending → the answer (a number picks that option; Enter skips it);
+* it starts with ``?`` or ``？`` → an aside: a read-only oracle answers from the recent
+  events and the workbench, concurrently, in its own run dir; nothing enters the run;
+* otherwise → an added requirement: the coordinator's inbox, appended to ``需求.md``.
+
+Ctrl-C once stops the current turn at once and waits for the human's words (Enter = just
+carry on); twice within 2 s ends the run with exit code 130, the manifest written.
+
+Piped stdin is a script of answers: each line answers the next question; at EOF every
+later question falls through at once ("nobody answered") — a pipe never makes a run wait.
+"""
+
+from __future__ import annotations
+
+import collections
+import signal
+import sys
+import threading
+import time
+from typing import TYPE_CHECKING, Any
+
+from flower import texts
+from flower.core.usage import human_tokens
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from flower.core.agent import AgentSpec
+    from flower.core.events import Event
+    from flower.core.runtime import Runtime
+    from flower.workflow.base import Workflow
+
+DOUBLE_PRESS_S = 2.0
+ASIDE_EVENTS = 60
+ASIDE_EVENT_CHARS = 200
+ASIDE_WAIT_S = 120.0
+
+
+class Status:
+    """What the bottom bar shows: context, cost so far, elapsed, the tool running now."""
+
+    def __init__(self) -> None:
+        self.started = time.monotonic()
+        self.cost = 0.0
+        self.context = 0
+        self.tool = ""
+
+    def update(self, ev: Event) -> None:
+        p = ev.payload
+        if ev.kind == "result" and not p.get("subagent"):
+            self.cost += float(p.get("cost_usd") or 0.0)
+        if p.get("subagent"):
+            return
+        if p.get("context"):
+            self.context = int(p["context"])
+        if ev.kind == "tool_call":
+            self.tool = f"{ev.tool} {ev.text}"[:60]
+        elif ev.kind in ("tool_result", "result"):
+            self.tool = ""
+
+    def line(self) -> str:
+        elapsed = int(time.monotonic() - self.started)
+        parts = [texts.STATUS.format(context=human_tokens(self.context), cost=self.cost,
+                                     elapsed=f"{elapsed // 60}:{elapsed % 60:02d}")]
+        if self.tool:
+            parts.append(f"* {self.tool}")
+        return "  - " + " · ".join(parts)
+
+
+def _event_line(ev: Event) -> str:
+    who = "sub" if ev.payload.get("subagent") else "main"
+    tag = f"{ev.kind}/{ev.tool}" if ev.tool else ev.kind
+    text = " ".join(str(ev.text).split())
+    return f"[{tag}·{who}] {text}"[:ASIDE_EVENT_CHARS]
+
+
+class Session:
+    """One run in the terminal: renders events, takes input, handles Ctrl-C and asides."""
+
+    def __init__(self, out: Console, rt: Runtime, *, channel: Any = None,
+                 workbench: Any = None, verbose: bool = False) -> None:
+        from flower.ui import Renderer
+
+        self.out = out
+        self.rt = rt
+        self.channel = channel
+        self.workbench = workbench
+        self.render = Renderer(out, verbose=verbose)
+        self.status = Status()
+        self.recent: collections.deque[str] = collections.deque(maxlen=ASIDE_EVENTS)
+        self.tty = sys.stdin.isatty()
+        self.spare: list[str] = []  # piped lines waiting for a question
+        self.eof = False
+        self.holding = False
+        self.last_ctrl_c = 0.0
+        self.quit = False
+        self.asides = 0
+        self._aside_rt: Runtime | None = None
+        self._main_scope: Any = None
+        self._asides_tg: Any = None
+        self._loop: Any = None
+
+    # -- events ---------------------------------------------------------------------------
+
+    def on_event(self, ev: Event) -> None:
+        if ev.kind not in ("thinking", "prompt", "system", "unknown"):
+            self.recent.append(_event_line(ev))
+        self.status.update(ev)
+        self.render(ev)
+        p = ev.payload
+        if ev.kind == "ask" and p.get("kind") != "mail" and p.get("state") == "asked" \
+                and not self.tty and self.spare:
+            self._answer(p["id"], self.spare.pop(0), p.get("options") or [])
+
+    # -- routing a line ---------------------------------------------------------------------
+
+    def submit(self, line: str) -> None:
+        """Route one line the human typed (see the module docstring)."""
+        text = line.strip()
+        if self.holding:
+            self.holding = False
+            self.rt.interrupt(text)
+            return
+        if text[:1] in ("?", "？"):
+            self.aside(text[1:].strip())
+            return
+        pending = self.channel.pending() if self.channel is not None else []
+        if pending:
+            ask = pending[0]
+            if not text:
+                self.channel.decline(ask.id)
+            else:
+                self._answer(ask.id, text, ask.options)
+            return
+        if not text:
+            return
+        if self.channel is None:
+            self.render.line(f"  ! {texts.NO_INBOX}", "yellow")
+            return
+        self.channel.send(text)
+
+    def _answer(self, ask_id: str, text: str, options: list[str]) -> None:
+        if text.isdigit() and 1 <= int(text) <= len(options):
+            text = options[int(text) - 1]
+        self.channel.answer(ask_id, text)
+
+    def prompt_text(self) -> str:
+        if self.holding:
+            return texts.PROMPT_INTERRUPTED
+        if self.channel is not None and self.channel.pending():
+            return texts.PROMPT_ANSWER
+        return texts.PROMPT_IDLE
+
+    # -- Ctrl-C -----------------------------------------------------------------------------
+
+    def ctrl_c(self) -> None:
+        """Once: stop the turn now and wait for words. Twice within 2 s: end the run."""
+        now = time.monotonic()
+        if now - self.last_ctrl_c <= DOUBLE_PRESS_S or not self.tty:
+            self.stop()
+            return
+        self.last_ctrl_c = now
+        self.holding = True
+        self.rt.hold()
+        self.render.line(f"  ! {texts.INTERRUPTED}", "bold yellow")
+        pending = self.channel.pending() if self.channel is not None else []
+        if pending:
+            self.render.line(f"  ! {texts.INTERRUPT_PENDING.format(n=len(pending))}", "yellow")
+        self.render.line(f"  {texts.INTERRUPT_SAY}", "yellow")
+
+    def stop(self) -> None:
+        self.quit = True
+        if self.holding:
+            self.holding = False
+            self.rt.interrupt("")
+        if self._main_scope is not None:
+            self._main_scope.cancel()
+
+    # -- asides -----------------------------------------------------------------------------
+
+    def aside(self, question: str) -> None:
+        if not question or self._asides_tg is None:
+            return
+        self.asides += 1
+        self._asides_tg.start_soon(self._aside, question, list(self.recent))
+
+    async def _aside(self, question: str, recent: list[str]) -> None:
+        from flower.core.roles import oracle
+
+        try:
+            rt = self._aside_runtime()
+            where = self.workbench.root if self.workbench is not None else self.rt.workspace
+            prompt = texts.ORACLE_PROMPT.format(question=question, events="\n".join(recent)
+                                                or texts.ORACLE_NO_EVENTS, workbench=where)
+            result = await rt.run(oracle(), prompt)
+            self.render.line(f"  # {texts.ASIDE_HEAD}", "bold magenta")
+            self.render.block(result.text or result.error or "", "    ", "magenta")
+            self.render.line(f"    {texts.ASIDE_COST.format(cost=result.cost_usd)}", "dim")
+        except Exception as exc:  # an aside never breaks the run
+            self.render.line(f"  # {texts.ASIDE_FAILED.format(error=_why(exc))}", "red")
+        finally:
+            self.asides -= 1
+
+    def _aside_runtime(self) -> Runtime:
+        from flower.core.runtime import Runtime
+
+        if self._aside_rt is None:
+            self._aside_rt = Runtime(workspace=self.rt.workspace, run_dir=self.rt.run_dir /
+                                     "aside", resilience=False, handoff=False,
+                                     workbench=self.workbench or False)
+        return self._aside_rt
+
+    # -- input sources ---------------------------------------------------------------------
+
+    async def tty_input(self) -> None:
+        """The prompt_toolkit input line, forever (cancelled when the run ends)."""
+        from prompt_toolkit import PromptSession
+
+        session: Any = PromptSession()
+        while True:
+            try:
+                line = await session.prompt_async(self.prompt_text,
+                                                  bottom_toolbar=self.status.line,
+                                                  refresh_interval=0.5)
+            except KeyboardInterrupt:
+                self.ctrl_c()
+                continue
+            except EOFError:
+                self.piped_eof()
+                return
+            self.submit(line)
+
+    def start_pipe_reader(self) -> None:
+        """Piped stdin: a daemon thread hands each line to the loop; EOF flips the channel to
+        "nobody answers"."""
+        loop = self._loop
+
+        def read() -> None:
+            try:
+                for line in sys.stdin:
+                    loop.call_soon_threadsafe(self.piped_line, line.rstrip("\n"))
+            except (OSError, ValueError):
+                pass
+            loop.call_soon_threadsafe(self.piped_eof)
+
+        threading.Thread(target=read, name="flower-stdin", daemon=True).start()
+
+    def piped_line(self, line: str) -> None:
+        text = line.strip()
+        if text[:1] in ("?", "？"):
+            self.aside(text[1:].strip())
+            return
+        pending = self.channel.pending() if self.channel is not None else []
+        if pending:
+            self._answer(pending[0].id, text, pending[0].options)
+        elif text:
+            self.spare.append(text)
+
+    def piped_eof(self) -> None:
+        self.eof = True
+        if self.channel is None:
+            return
+        self.channel.timeout_s = 0  # from now on every question falls through at once
+        for ask in self.channel.pending():
+            self.channel.decline(ask.id, texts.INPUT_CLOSED)
+
+    # -- the run ----------------------------------------------------------------------------
+
+    async def drive(self, wf: Workflow) -> dict:
+        import anyio
+
+        self._loop = _running_loop()
+        ctx: dict = {}
+        async with anyio.create_task_group() as asides:
+            self._asides_tg = asides
+            with _patched_stdout(self.tty):
+                async with anyio.create_task_group() as main:
+                    self._main_scope = main.cancel_scope
+                    _on_sigint(self._loop, self.ctrl_c)
+                    if self.tty:
+                        main.start_soon(self.tty_input)
+                    else:
+                        self.start_pipe_reader()
+                    ctx = await wf.run(self.rt, on_event=self.on_event)
+                    main.cancel_scope.cancel()
+            if self.asides:
+                self.render.line(f"  {texts.ASIDE_WAIT.format(n=self.asides)}", "dim")
+                with anyio.move_on_after(ASIDE_WAIT_S):
+                    while self.asides:
+                        await anyio.sleep(0.1)
+            asides.cancel_scope.cancel()
+        return ctx
+
+
+def _why(exc: BaseException) -> str:
+    return f"{type(exc).__name__}: {exc}"
+
+
+def _running_loop() -> Any:
+    import asyncio
+
+    return asyncio.get_running_loop()
+
+
+def _on_sigint(loop: Any, handler: Any) -> None:
+    """SIGINT outside the input line (between prompts, or piped) → the same Ctrl-C logic,
+    instead of a KeyboardInterrupt traceback out of the event loop."""
+    try:
+        loop.add_signal_handler(signal.SIGINT, handler)
+    except (NotImplementedError, RuntimeError, ValueError):
+        pass
+
+
+class _patched_stdout:
+    """prompt_toolkit's stdout patch (output goes above the input line) on a terminal only."""
+
+    def __init__(self, active: bool) -> None:
+        self.active = active
+        self._cm: Any = None
+
+    def __enter__(self) -> None:
+        if self.active:
+            from prompt_toolkit.patch_stdout import patch_stdout
+
+            self._cm = patch_stdout(raw=True)
+            self._cm.__enter__()
+
+    def __exit__(self, *exc: Any) -> None:
+        if self._cm is not None:
+            self._cm.__exit__(*exc)
+
+
+# ------------------------------------------------------------------ entry points
+
+
+def run_workflow(out: Console, wf: Workflow, rt: Runtime, *, verbose: bool = False) -> int:
+    """Drive ``wf`` on ``rt`` in this terminal; prints the closing line, returns the exit
+    code (0 done, 1 a step failed or aborted, 130 stopped with Ctrl-C twice)."""
+    import anyio
+
+    session = Session(out, rt, channel=wf.channel, workbench=wf.workbench, verbose=verbose)
+    ctx: dict = {}
+    try:
+        ctx = anyio.run(session.drive, wf)
+    finally:
+        if session._aside_rt is not None:
+            session._aside_rt.close()
+        rt.close()
+    out.print(texts.CLOSING.format(cost=rt.total_cost(), manifest=rt.manifest_path),
+              highlight=False)
+    if session.quit:
+        out.print(f"[red]! {texts.STOPPED}[/]")
+        return 130
+    failed = ctx.get("_failed_at")
+    if not failed:
+        return 0
+    result = ctx.get("_results", {}).get(failed)
+    why = ctx.get("_aborted") or (result.error if result is not None else "") or ""
+    from rich.markup import escape
+
+    out.print(f"[red]x {escape(texts.ABORTED_AT.format(step=failed, why=why))}[/]")
+    if result is not None and result.error:
+        from flower.setup_screen import reconfigure_after_failure
+
+        reconfigure_after_failure(out, result.error, interactive=sys.stdin.isatty())
+    return 1
+
+
+def run_once(out: Console, rt: Runtime, spec: AgentSpec, prompt: str, *,
+             resume: str | None = None, fork: bool = False, verbose: bool = False) -> int:
+    """One ``Runtime.run`` with a renderer that keeps its totals across events (the
+    reference built a new one per event: elapsed 0:00 and $0.00 forever)."""
+    import anyio
+
+    from flower.ui import Renderer
+
+    render = Renderer(out, verbose=verbose)
+
+    async def main() -> Any:
+        return await rt.run(spec, prompt, resume=resume, fork=fork, on_event=render)
+
+    try:
+        result = anyio.run(main)
+    except KeyboardInterrupt:
+        out.print(f"[red]! {texts.STOPPED}[/]")
+        return 130
+    finally:
+        rt.close()
+    out.print(texts.CLOSING.format(cost=rt.total_cost(), manifest=rt.manifest_path),
+              highlight=False)
+    if result.session_id:
+        out.print(texts.ONCE_SESSION.format(session=result.session_id), highlight=False)
+    if not result.ok:
+        from rich.markup import escape
+
+        out.print(f"[red]x {escape(result.error or '?')}[/]")
+        return 1
+    return 0
