@@ -411,3 +411,31 @@ QA_ANSWER = "**A [{state}]**:{answer}"
 QA_WAITING = "(还在等回答)"  # transcript() line for a question not settled yet
 QA_MAIL = "**M {id}** [{state}]({time}):{text}"
 QA_LOG_FAILED = "问答记录写不进 {path}(只影响留档,不影响运行)"  # goes into ui_errors
+
+# --- flower log (runlog.py) -------------------------------------------------------------
+
+LOG_NO_RUN_DIR = "没有找到运行记录:目录 {path} 不存在。在跑过 flower 的目录里运行,或者 flower log <run_dir>"
+LOG_NO_MANIFEST = "没有找到运行记录:{path} 不存在。在跑过 flower 的目录里运行,或者 flower log <run_dir>"
+LOG_CORRUPT = (
+    "运行记录读不了:{path} 不是有效的 manifest.json({reason})。"
+    "文件原样没动;下次运行 flower 会把它挪到一边另起一份"
+)
+LOG_EMPTY = "{path} 里还没有记录任何步骤"
+# One block per run (a process invocation): its id, start time, steps, cost, agent time.
+LOG_RUN = "运行 {run} · 开始于 {start} · {steps} 步 · {cost} · {duration}"
+LOG_RUN_NO_ID = "(无编号)"  # rows written before runs had ids
+LOG_UNKNOWN = "?"  # a time or duration the manifest does not give
+LOG_ATTEMPTS = "尝试 {n}"
+LOG_TURNS = "{n} 轮"
+LOG_RESUMED = "续接"  # a mid-step resume happened
+LOG_NO_SESSION = "无会话"
+LOG_RETIRED = "已换代: {ids}"  # sessions burned by handoffs, oldest first
+LOG_ERROR = "错误: {error}"
+LOG_CHART = "每轮上下文 {bars}:一格一次主线程 API 调用,满格 = {peak} tokens"
+LOG_DB_MISSING = "没有 {path}:画不出每轮上下文"
+LOG_DB_UNREADABLE = "{path} 读不了:画不出每轮上下文"
+LOG_TOTALS = "合计 {runs} 次运行 · {steps} 步(成功 {ok},失败 {failed})· {sessions} 个会话 · {cost} · {duration}"
+LOG_COST = "${cost:.4f}"
+LOG_SECONDS = "{s:.1f}s"
+LOG_MINUTES = "{m}m{s:02d}s"
+LOG_HOURS = "{h}h{m:02d}m"
