@@ -427,19 +427,29 @@ def fmt_cost(cost: float) -> str:
     return texts.LOG_COST.format(cost=cost)
 
 
-def sparkline(values: list[int], peak: int, *, bars: str = BARS,
-              width: int = SPARK_WIDTH) -> str:
-    """One cell per value scaled to ``peak`` (0 → lowest bar); more than ``width`` values
-    are cut into ``width`` stretches, each shown by its largest value."""
+def sparkline(values: list[int], *, bars: str = BARS, width: int = SPARK_WIDTH) -> str:
+    """One cell per value, from the lowest bar at ``min(values)`` to the highest at
+    ``max(values)`` (all middle bars when they are equal); more than ``width`` values are cut
+    into ``width`` stretches, each shown by its largest value."""
     if not values:
         return ""
     if len(values) > width:
         step = len(values) / width
         values = [max(values[int(i * step):max(int((i + 1) * step), int(i * step) + 1)])
                   for i in range(width)]
-    top = max(peak, max(values), 1)
-    last = len(bars) - 1
-    return "".join(bars[min(last, max(0, math.ceil(v / top * len(bars)) - 1))] for v in values)
+    lo, hi = min(values), max(values)
+    top = len(bars) - 1
+    if hi == lo:
+        return bars[top // 2] * len(values)
+    return "".join(bars[math.floor((v - lo) / (hi - lo) * top + 0.5)] for v in values)
+
+
+def chart_range(values: list[int]) -> str:
+    """The numbers the chart's lowest and highest bars stand for."""
+    lo, hi = min(values), max(values)
+    if lo == hi:
+        return human_tokens(lo)
+    return texts.LOG_RANGE.format(lo=human_tokens(lo), hi=human_tokens(hi))
 
 
 def _utf8(console: Console) -> bool:
@@ -464,7 +474,6 @@ def render(log: RunLog, console: Console) -> None:
 
     bars = BARS if _utf8(console) else BARS_ASCII
     totals = log.totals()
-    peak = totals["peak_context"]
 
     def out(text: Text) -> None:
         console.print(text, soft_wrap=True, highlight=False)
@@ -473,8 +482,24 @@ def render(log: RunLog, console: Console) -> None:
         out(Text(texts.LOG_EMPTY.format(path=log.run_dir / _manifest.FILENAME)))
         return
 
-    names = {row.step: clean(row.step).replace("\n", " ") for row in log.rows}
-    width = min(_STEP_WIDTH, max(cell_len(n) for n in names.values()))
+    # columns: name, attempts/turns, session, cost, duration, context — aligned over all runs
+    cells: dict[int, list[str]] = {}
+    for row in log.rows:
+        meta = texts.LOG_ATTEMPTS.format(n=row.attempts)
+        meta += " · " + texts.LOG_TURNS.format(n=row.num_turns)
+        if row.resumed:
+            meta += " · " + texts.LOG_RESUMED
+        ctx = row.last_context
+        cells[id(row)] = [
+            clean(row.step).replace("\n", " "), meta,
+            clean(row.session_id[:8]) if row.session_id else texts.LOG_NO_SESSION,
+            fmt_cost(row.cost_usd), fmt_duration(row.duration_s),
+            human_tokens(ctx) if ctx else "",
+        ]
+    widths = [max(cell_len(c[i]) for c in cells.values()) for i in range(6)]
+    widths[0] = min(widths[0], _STEP_WIDTH)
+    styles = ["bold", "dim", "cyan", "", "", ""]
+    right = [False, False, False, True, True, True]
     for run in log.runs:
         head = texts.LOG_RUN.format(
             run=clean(run.run) if run.run else texts.LOG_RUN_NO_ID,
@@ -483,23 +508,16 @@ def render(log: RunLog, console: Console) -> None:
         out(Text(f"= {head}", style="bold"))
         for row in run.rows:
             icon, colour = _icon(row)
-            name = names[row.step]
-            meta = texts.LOG_ATTEMPTS.format(n=row.attempts)
-            meta += " · " + texts.LOG_TURNS.format(n=row.num_turns)
-            if row.resumed:
-                meta += " · " + texts.LOG_RESUMED
             line = Text("  ")
             line.append(icon, style=f"bold {colour}")
-            line.append(" " + name + " " * max(0, width - cell_len(name)), style="bold")
-            line.append(f"  {meta}", style="dim")
-            sid = clean(row.session_id[:8]) if row.session_id else texts.LOG_NO_SESSION
-            line.append(f"  {sid}", style="cyan")
-            line.append(f"  {fmt_cost(row.cost_usd)}  {fmt_duration(row.duration_s)}")
-            ctx = row.last_context
-            if ctx:
-                line.append(f"  {human_tokens(ctx)}")
+            for i, cell in enumerate(cells[id(row)]):
+                pad = " " * max(0, widths[i] - cell_len(cell))
+                line.append(" " if i == 0 else "  ")
+                line.append(pad + cell if right[i] else cell + pad, style=styles[i])
             if row.rounds:
-                line.append(f"  {sparkline(row.rounds, peak, bars=bars)}", style="yellow")
+                line.append(f"  {sparkline(row.rounds, bars=bars)}", style="yellow")
+                line.append(f" {chart_range(row.rounds)}", style="dim")
+            line.rstrip()
             out(line)
             if row.retired:
                 ids = " ".join(clean(s[:8]) for s in row.retired)
@@ -517,10 +535,8 @@ def render(log: RunLog, console: Console) -> None:
         out(Text(texts.LOG_DB_MISSING.format(path=db), style="dim"))
     elif log.db == "unreadable":
         out(Text(texts.LOG_DB_UNREADABLE.format(path=db), style="dim"))
-    elif peak:
-        out(Text(texts.LOG_CHART.format(bars=bars[0] + "…" + bars[-1] if bars == BARS
-                                        else f"{bars[0]}...{bars[-1]}",
-                                        peak=human_tokens(peak)), style="dim"))
+    elif any(row.rounds for row in log.rows):
+        out(Text(texts.LOG_CHART.format(lo=bars[0], hi=bars[-1]), style="dim"))
     out(Text(texts.LOG_TOTALS.format(
         runs=totals["runs"], steps=totals["steps"], ok=totals["ok"], failed=totals["failed"],
         sessions=totals["sessions"], cost=fmt_cost(totals["cost_usd"]),

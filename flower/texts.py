@@ -431,7 +431,10 @@ LOG_RESUMED = "续接"  # a mid-step resume happened
 LOG_NO_SESSION = "无会话"
 LOG_RETIRED = "已换代: {ids}"  # sessions burned by handoffs, oldest first
 LOG_ERROR = "错误: {error}"
-LOG_CHART = "每轮上下文 {bars}:一格一次主线程 API 调用,满格 = {peak} tokens"
+# The chart after each step: one cell per main-thread API call, scaled to the step's own
+# smallest..largest context (the two numbers printed after it).
+LOG_CHART = "每轮上下文图:一格一次主线程 API 调用;{lo} 是该步最小值,{hi} 是最大值(图后标出,单位 tokens)"
+LOG_RANGE = "{lo}→{hi}"
 LOG_DB_MISSING = "没有 {path}:画不出每轮上下文"
 LOG_DB_UNREADABLE = "{path} 读不了:画不出每轮上下文"
 LOG_TOTALS = "合计 {runs} 次运行 · {steps} 步(成功 {ok},失败 {failed})· {sessions} 个会话 · {cost} · {duration}"

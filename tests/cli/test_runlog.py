@@ -209,7 +209,9 @@ def snapshot(root: Path) -> dict[str, tuple[bytes | None, int, int]]:
 
 
 def spark_of(line: str) -> str:
-    return line.split()[-1]
+    """The chart cell run of a printed row ("" when it has none)."""
+    charts = set(runlog.BARS) | set(runlog.BARS_ASCII)
+    return next((w for w in line.split()[2:] if set(w) <= charts), "")
 
 
 # --- the data ---------------------------------------------------------------------------
@@ -249,7 +251,7 @@ def test_render_prints_every_step_in_order_with_a_chart(folder: dict[str, Path])
     assert [s.split()[0] for s in step_lines] == [icon for _, icon, _ in EXPECTED]
     for line, (_, _, rounds) in zip(step_lines, EXPECTED, strict=True):
         if not rounds:
-            assert not set(spark_of(line)) & set(runlog.BARS)
+            assert spark_of(line) == "" and not set(line) & set(runlog.BARS)
             continue
         spark = spark_of(line)
         assert len(spark) == len(rounds) and set(spark) <= set(runlog.BARS)
@@ -258,7 +260,9 @@ def test_render_prints_every_step_in_order_with_a_chart(folder: dict[str, Path])
                 assert runlog.BARS.index(cb) >= runlog.BARS.index(ca)
             if b < a:
                 assert runlog.BARS.index(cb) <= runlog.BARS.index(ca)
-    assert spark_of(step_lines[3]) == "▄█▂▂"  # 20K 40K | handoff | 6K 9K, scaled to 40K
+    # 20K 40K | handoff | 6K 9K, from the row's smallest to its largest reading
+    assert spark_of(step_lines[3]) == "▄█▁▂" and step_lines[3].endswith(" 6.0K→40.0K")
+    assert spark_of(step_lines[0]) == "▁▅█"
     assert S1[:8] in step_lines[0] and "40.0K" in out and "9.0K" in step_lines[3]
     assert texts.LOG_RETIRED.format(ids=S2[:8]) in out
     assert texts.LOG_ERROR.format(error="API Error: 500 upstream exploded") in out
@@ -276,13 +280,13 @@ def test_ascii_chart_when_the_console_is_not_utf8(folder: dict[str, Path]) -> No
     out = raw.getvalue().decode("ascii")  # type: ignore[union-attr]
     assert not set(out) & set(runlog.BARS)
     round2 = next(s for s in out.splitlines() if "#round2" in s)
-    assert spark_of(round2) == "-#_."
+    assert spark_of(round2) == "-#__"
 
 
 def test_long_rows_are_charted_in_a_fixed_width() -> None:
     values = list(range(1, 1001))
-    spark = runlog.sparkline(values, 1000)
-    assert len(spark) == runlog.SPARK_WIDTH and spark[-1] == "█"
+    spark = runlog.sparkline(values)
+    assert len(spark) == runlog.SPARK_WIDTH and spark[0] == "▁" and spark[-1] == "█"
     assert list(spark) == sorted(spark, key=runlog.BARS.index)
 
 
@@ -461,7 +465,8 @@ def test_a_recorded_run(tmp_path: Path, pass_workspace: bool) -> None:
     lines = {s.split()[1]: s for s in out.splitlines() if s.startswith("  + ")}
     assert [len(spark_of(lines[d["scenario"]])) for d in docs] == [10, 3, 2]
     tools = spark_of(lines["tools"])
-    assert tools[0] <= tools[-1] and tools[-1] == "█"
+    assert (tools[0], tools[-1]) == ("▁", "█")
+    assert list(tools) == sorted(tools, key=runlog.BARS.index)  # it only grew
 
 
 # --- never raises -----------------------------------------------------------------------
