@@ -372,6 +372,11 @@ def load_runs(run_dir: Path, workspace: Path | None = None) -> RunLog:
 # --- json -------------------------------------------------------------------------------
 
 
+def _finite(value: float | None) -> float | None:
+    """Sums of absurd manifests can overflow; JSON gets null rather than ``Infinity``."""
+    return value if value is None or math.isfinite(value) else None
+
+
 def _row_json(row: Row) -> dict[str, Any]:
     return {
         "step": row.step, "base": row.base, "kind": row.kind, "n": row.n,
@@ -390,13 +395,14 @@ def to_json(log: RunLog) -> dict[str, Any]:
         "workspace": str(log.workspace),
         "db": log.db,
         "runs": [
-            {"run": run.run, "started_at": run.started_at, "cost_usd": run.cost_usd,
-             "duration_s": run.duration_s, "steps": len(run.rows), "ok": run.ok,
+            {"run": run.run, "started_at": run.started_at, "cost_usd": _finite(run.cost_usd),
+             "duration_s": _finite(run.duration_s), "steps": len(run.rows), "ok": run.ok,
              "failed": len(run.rows) - run.ok, "rows": [_row_json(r) for r in run.rows]}
             for run in log.runs
         ],
         "sessions": {sid: [r.context for r in rounds] for sid, rounds in log.sessions.items()},
-        "totals": log.totals(),
+        "totals": {k: _finite(v) if isinstance(v, float) else v
+                   for k, v in log.totals().items()},
     }
 
 
@@ -404,7 +410,7 @@ def to_json(log: RunLog) -> dict[str, Any]:
 
 
 def fmt_duration(seconds: float | None) -> str:
-    if seconds is None:
+    if seconds is None or not math.isfinite(seconds):
         return texts.LOG_UNKNOWN
     if seconds < 60:
         return texts.LOG_SECONDS.format(s=seconds)

@@ -503,4 +503,17 @@ def test_load_and_render_never_raise(shared_runs: Path, rows: list[dict[str, Any
     assert len(log.rows) == len(rows)
     con, _ = console(None if utf8 else "ascii")
     runlog.render(log, con)
-    json.dumps(runlog.to_json(log))
+    doc = json.loads(json.dumps(runlog.to_json(log), allow_nan=False))
+    assert [r["step"] for run in doc["runs"] for r in run["rows"]] == [r.step for r in log.rows]
+
+
+def test_absurd_numbers_still_render(tmp_path: Path) -> None:
+    rows = [{"step": "a", "duration_s": 1e308, "cost_usd": 1e308, "started_at": 1e300,
+             "ended_at": 1e301, "attempts": 10**30, "context": 10**20}] * 2
+    (tmp_path / "manifest.json").write_text(json.dumps(rows))
+    log = runlog.load_runs(tmp_path)
+    out = rendered(log)
+    assert out.count(" a ") == 2 and texts.LOG_UNKNOWN in out
+    doc = runlog.to_json(log)
+    json.dumps(doc, allow_nan=False)
+    assert doc["totals"]["duration_s"] is None
