@@ -517,3 +517,14 @@ def test_absurd_numbers_still_render(tmp_path: Path) -> None:
     doc = runlog.to_json(log)
     json.dumps(doc, allow_nan=False)
     assert doc["totals"]["duration_s"] is None
+
+
+def test_workspace_falls_back_to_the_run_dirs_parent(folder: dict[str, Path]) -> None:
+    runs = folder["runs"]
+    (runs / "lineage.json").write_bytes(b"{torn")
+    before = snapshot(runs)
+    log = runlog.load_runs(runs)
+    assert log.workspace == runs.resolve().parent
+    assert snapshot(runs) == before  # the corrupt lineage stays where it is
+    # sessions are still found by id under the project key they were recorded with
+    assert log.rows[0].rounds == [1000, 2000, 3000]
