@@ -14,7 +14,9 @@ flower run moves it aside, see :mod:`flower.core.manifest`). The SDK is never im
 Runs are the manifest's ``run`` ids (one per flower process), oldest first; rows keep the
 manifest's order. A row's *rounds* are the main-thread API calls of its sessions (handed-off
 ones first, then the live one) that fall inside the row's time window — a send-back
-(``干活#round2``) resumes the same session, and each row shows only its own calls. Durations
+(``干活#round2``) resumes the same session, and each row shows only its own calls. The chart
+runs from the row's smallest reading (lowest bar) to its largest (highest bar), with both
+numbers printed after it; more than 48 rounds are folded into 48 cells (peak of each). Durations
 are agent time: the sum of the rows' ``duration_s``.
 
 ``to_json`` keys (stable; numbers are plain JSON numbers, unknown values ``null``)::
