@@ -494,3 +494,34 @@ ORACLE_PROMPT = """\
 {events}
 
 工作台在 {workbench}:需求确认书、目标、笔记和汇报都在那里,需要背景就去读。回答要短。"""
+
+# --- flower log (runlog.py) -------------------------------------------------------------
+
+LOG_NO_RUN_DIR = "没有找到运行记录:目录 {path} 不存在。在跑过 flower 的目录里运行,或者 flower log <run_dir>"
+LOG_NO_MANIFEST = "没有找到运行记录:{path} 不存在。在跑过 flower 的目录里运行,或者 flower log <run_dir>"
+LOG_CORRUPT = (
+    "运行记录读不了:{path} 不是有效的 manifest.json({reason})。"
+    "文件原样没动;下次运行 flower 会把它挪到一边另起一份"
+)
+LOG_EMPTY = "{path} 里还没有记录任何步骤"
+# One block per run (a process invocation): its id, start time, steps, cost, agent time.
+LOG_RUN = "运行 {run} · 开始于 {start} · {steps} 步 · {cost} · {duration}"
+LOG_RUN_NO_ID = "(无编号)"  # rows written before runs had ids
+LOG_UNKNOWN = "?"  # a time or duration the manifest does not give
+LOG_ATTEMPTS = "尝试 {n}"
+LOG_TURNS = "{n} 轮"
+LOG_RESUMED = "续接"  # a mid-step resume happened
+LOG_NO_SESSION = "无会话"
+LOG_RETIRED = "已换代: {ids}"  # sessions burned by handoffs, oldest first
+LOG_ERROR = "错误: {error}"
+# The chart after each step: one cell per main-thread API call, scaled to the step's own
+# smallest..largest context (the two numbers printed after it).
+LOG_CHART = "每轮上下文图:一格一次主线程 API 调用;{lo} 是该步最小值,{hi} 是最大值(图后标出,单位 tokens)"
+LOG_RANGE = "{lo}→{hi}"
+LOG_DB_MISSING = "没有 {path}:画不出每轮上下文"
+LOG_DB_UNREADABLE = "{path} 读不了:画不出每轮上下文"
+LOG_TOTALS = "合计 {runs} 次运行 · {steps} 步(成功 {ok},失败 {failed})· {sessions} 个会话 · {cost} · {duration}"
+LOG_COST = "${cost:.4f}"
+LOG_SECONDS = "{s:.1f}s"
+LOG_MINUTES = "{m}m{s:02d}s"
+LOG_HOURS = "{h}h{m:02d}m"

@@ -59,6 +59,16 @@ def _parse(raw: bytes) -> tuple[str, int, dict[str, str]]:
     return ws, woke, {k: v for k, v in steps.items() if k and v}
 
 
+def recorded_workspace(run_dir: str | Path) -> Path | None:
+    """The workspace ``<run_dir>/lineage.json`` belongs to; None when there is no readable
+    lineage. Read-only: a corrupt file is left where it is."""
+    try:
+        raw = (Path(run_dir) / FILENAME).read_bytes()
+        return Path(_parse(raw)[0])
+    except (OSError, _Corrupt, RecursionError):
+        return None
+
+
 def _unique_dir(parent: Path, name: str) -> Path:
     """Create and return ``parent/name`` (or ``name-2``, ``-3`` …) — mkdir is the lock."""
     parent.mkdir(parents=True, exist_ok=True)

@@ -27,6 +27,16 @@ except ImportError:  # pragma: no cover - non-POSIX
 FILENAME = "manifest.json"
 
 
+def parse(raw: bytes) -> list[dict[str, Any]]:
+    """The rows of a manifest file's bytes; ``ValueError`` when they are not a manifest
+    (bad UTF-8, bad JSON, not an array of objects). Readers that must not touch the file
+    (``flower log``) use this directly; :meth:`Manifest.read` moves such a file aside."""
+    rows = json.loads(raw.decode("utf-8"))
+    if not isinstance(rows, list) or not all(isinstance(r, dict) for r in rows):
+        raise ValueError("not a JSON array of objects")
+    return rows
+
+
 def _stderr(msg: str) -> None:
     print(msg, file=sys.stderr)
 
@@ -77,10 +87,7 @@ class Manifest:
         except FileNotFoundError:
             return []
         try:
-            rows = json.loads(raw.decode("utf-8"))
-            if not isinstance(rows, list) or not all(isinstance(r, dict) for r in rows):
-                raise ValueError("not a JSON array of objects")
-            return rows
+            return parse(raw)
         except ValueError as exc:  # bad UTF-8 and bad JSON alike
             aside = move_aside(self.path)
             if aside is not None:

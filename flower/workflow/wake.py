@@ -8,7 +8,6 @@ into the one line that makes "does it remember?" visible.
 
 from __future__ import annotations
 
-import json
 import sqlite3
 from pathlib import Path
 from typing import Any
@@ -18,59 +17,17 @@ from flower.core.brief import Brief
 from flower.core.goal import Goal
 from flower.core.lineage import Lineage
 from flower.core.paths import project_key
-from flower.core.usage import entry_context, human_tokens
+from flower.core.usage import human_tokens
 from flower.core.workbench import Workbench
+from flower.stores.readonly import NoSessions, connect_ro, last_context
 
 DB_NAME = "sessions.db"
 _SCAN_LIMIT = 500  # entries walked back from the end looking for the last real API call
 
 
-# --- sessions.db, read-only -----------------------------------------------------------
+# --- sessions.db, read-only (flower/stores/readonly.py) -------------------------------
 
-
-class _NoSessions(Exception):
-    """``sessions.db`` is empty or not a SQLite file: nothing in it can be resumed."""
-
-
-def _connect_ro(db: Path) -> sqlite3.Connection | None:
-    """Open ``db`` without creating anything — not the file, not ``-wal``/``-shm``.
-
-    ``None`` when it cannot be read right now; :class:`_NoSessions` when it holds none.
-
-    A read-only connection to a WAL database creates the side files when they are absent
-    and leaves them behind, so a cleanly closed WAL database is opened ``immutable``
-    (everything is in the main file then). With a live ``-wal`` the side files exist
-    already and ``mode=ro`` reads the newest data.
-    """
-    try:
-        with open(db, "rb") as f:
-            header = f.read(100)
-    except OSError:
-        return None
-    if len(header) < 100 or not header.startswith(b"SQLite format 3\0"):
-        raise _NoSessions(db)
-    wal = header[18] == 2 or header[19] == 2
-    live = Path(f"{db}-wal").exists() and Path(f"{db}-shm").exists()
-    mode = "mode=ro" if (live or not wal) else "immutable=1"
-    try:
-        return sqlite3.connect(f"{db.resolve().as_uri()}?{mode}", uri=True, timeout=1.0)
-    except sqlite3.Error:
-        return None
-
-
-def _last_context(con: sqlite3.Connection, key: str) -> int | None:
-    rows = con.execute(
-        "SELECT payload FROM entries WHERE store_key = ? ORDER BY seq DESC LIMIT ?",
-        (key, _SCAN_LIMIT),
-    )
-    for (payload,) in rows:
-        try:
-            size = entry_context(json.loads(payload))
-        except (TypeError, ValueError):
-            continue
-        if size:
-            return size
-    return None
+_connect_ro = connect_ro  # a module-level name, so a test can stand in for a locked store
 
 
 def _session_info(
@@ -85,7 +42,7 @@ def _session_info(
         return {}, None, None
     try:
         con = _connect_ro(db)
-    except _NoSessions:
+    except NoSessions:
         return {}, None, None
     if con is None:
         return dict(steps), None, None
@@ -103,7 +60,7 @@ def _session_info(
         if not live:
             return {}, None, None
         step = work_step if work_step in live else max(live, key=lambda s: mtimes[s])
-        return live, step, _last_context(con, f"{pk}/{live[step]}")
+        return live, step, last_context(con, f"{pk}/{live[step]}", scan=_SCAN_LIMIT)
     except sqlite3.Error:
         return dict(steps), None, None
     finally:
