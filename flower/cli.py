@@ -28,6 +28,7 @@ GLOBAL_FLAGS = {"-w": True, "--workspace": True, "-r": True, "--run-dir": True,
                 "-v": False, "--verbose": False, "-W": False, "--workbench": False,
                 "-T": False, "--trim": False}
 HELP = ("-h", "--help")
+GROUP_ONLY = (*HELP, "-V", "--version")  # answered by the group itself
 
 
 def lift_globals(argv: list[str]) -> tuple[list[str], list[str]]:
@@ -62,7 +63,7 @@ def route(argv: list[str]) -> list[str]:
     lifted, rest = lift_globals(argv)
     if not rest:
         return lifted + ([] if any(a in HELP for a in lifted) else ["go"])
-    if rest[0] in HELP and len(rest) == 1:
+    if rest[0] in GROUP_ONLY and len(rest) == 1:
         return lifted + rest
     if rest[0] in COMMANDS:
         return lifted + rest

@@ -124,8 +124,9 @@ class Session:
     def submit(self, line: str) -> None:
         """Route one line the human typed (see the module docstring)."""
         text = line.strip()
-        if self.holding:
+        if self.holding:  # the words for the interrupt; the next Ctrl-C starts afresh
             self.holding = False
+            self.last_ctrl_c = 0.0
             self.rt.interrupt(text)
             return
         if text[:1] in ("?", "？"):

@@ -352,7 +352,7 @@ class Runtime:
                         result.resumed = True
         except BaseException as exc:  # Ctrl-C, task cancellation: the book still says why
             result.ok = False
-            result.error = result.error or f"aborted ({type(exc).__name__})"
+            result.error = f"aborted ({type(exc).__name__})"  # whatever came before, this ended it
             raise
         finally:
             result.ended_at = time.time()

@@ -34,6 +34,8 @@ from flower.cli import lift_globals, route
     (["--", "-x"], ["go", "--", "-x"]),
     (["--help"], ["--help"]),
     (["-h"], ["-h"]),
+    (["--version"], ["--version"]),
+    (["-V"], ["-V"]),
     (["X", "--help"], ["go", "X", "--help"]),
 ])
 def test_default_command_rule(argv: list[str], expected: list[str]) -> None:

@@ -1,0 +1,148 @@
+"""The ``flower`` command end to end: a real process, the real SDK and CLI, the fake model.
+
+Stdin is not a terminal here, so these are the unattended paths; the interactive terminal
+is driven through a pty in test_terminal.py.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from flower import texts
+from flower.demo import ASK, DemoBrain
+from flower.testing import FakeServer, match, reply, tool_use
+
+TIMEOUT = 90
+
+
+def flower(ws: Path, *args: str, stdin: str = "") -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "COLUMNS": "120"}
+    return subprocess.run([sys.executable, "-m", "flower", *args], cwd=ws, env=env,
+                          input=stdin, capture_output=True, text=True, timeout=TIMEOUT)
+
+
+def steps(ws: Path) -> list[str]:
+    return [r["step"] for r in json.loads((ws / "runs" / "manifest.json").read_text())]
+
+
+@pytest.fixture
+def brain(fake: FakeServer, workspace: Path) -> DemoBrain:
+    b = DemoBrain(workspace, pause=0.0)
+    fake.fallback(b)
+    return b
+
+
+def test_go_unattended_then_wake(fake: FakeServer, workspace: Path, cli_env: dict[str, str],
+                                 brain: DemoBrain) -> None:
+    out = flower(workspace, "--timeout", "0", ASK)
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert "确认需求  1/3" in out.stdout and "干活  3/3" in out.stdout
+    assert texts.UI_ASK_STATES["timeout"] in out.stdout  # --timeout 0: nobody is asked
+    assert "总花费 $" in out.stdout and str(workspace / "runs" / "manifest.json") in out.stdout
+    assert steps(workspace) == ["确认需求", "设定目标", "干活", "干活·判定#1", "干活#round2",
+                                "干活·判定#2"]
+
+    again = flower(workspace, "--timeout", "0", stdin="\n")  # bare flower, Enter = carry on
+    assert again.returncode == 0, again.stdout + again.stderr
+    assert "接上上次" in again.stdout and "第 2 次唤醒" in again.stdout
+    assert "确认需求  1/3" not in again.stdout  # frozen steps are skipped
+    assert steps(workspace)[6:] == ["干活", "干活·判定#1"]
+
+
+def test_new_archives_the_old_task(fake: FakeServer, workspace: Path, cli_env: dict[str, str],
+                                   brain: DemoBrain) -> None:
+    assert flower(workspace, "--timeout", "0", "--clarify-only", ASK).returncode == 0
+    out = flower(workspace, "--timeout", "0", "--clarify-only", ASK)
+    assert out.returncode == 0 and "需求已经确认过了" in out.stdout  # says so, runs nothing
+    assert steps(workspace) == ["确认需求"]
+    out = flower(workspace, "--new", "--timeout", "0", "--clarify-only", ASK)
+    assert out.returncode == 0, out.stdout + out.stderr
+    [archived] = list((workspace / ".flower" / "notes" / "archive").iterdir())
+    assert {p.name for p in archived.iterdir()} >= {"需求.md", "lineage.json"}
+    assert steps(workspace) == ["确认需求", "确认需求"]
+
+
+def test_bare_flower_with_nothing_to_do_exits_1(fake: FakeServer, workspace: Path,
+                                               cli_env: dict[str, str]) -> None:
+    out = flower(workspace, stdin="\n")
+    assert out.returncode == 1 and texts.EMPTY_ASK in out.stdout
+    out = flower(workspace)  # EOF at the start prompt
+    assert out.returncode == 1 and texts.CANCELLED in out.stdout
+    assert fake.message_requests() == []
+
+
+FLOWS = '''
+from flower import AgentSpec, Step, Workflow
+
+SPEC = AgentSpec(name="a", instructions="test", allowed_tools=["Read"])
+
+def main():
+    return Workflow([
+        Step("取词", SPEC, "只回一个词"),
+        Step("造句", SPEC, lambda ctx: f"用「{ctx['取词']}」造句"),
+    ])
+'''
+
+
+def test_run_a_two_step_flow(fake: FakeServer, workspace: Path, cli_env: dict[str, str]) -> None:
+    (workspace / "flows.py").write_text(FLOWS)
+    fake.route(match.first_user_contains("只回一个词"), "苹果")
+    fake.route(match.first_user_contains("「苹果」"), "苹果很甜")
+    out = flower(workspace, "run", "flows.py:main")
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert "取词  1/2" in out.stdout and "造句  2/2" in out.stdout and "苹果很甜" in out.stdout
+    assert steps(workspace) == ["取词", "造句"]
+
+
+def test_run_a_failing_flow_exits_1(fake: FakeServer, workspace: Path,
+                                    cli_env: dict[str, str]) -> None:
+    (workspace / "flows.py").write_text(FLOWS.replace('Step("取词", SPEC, "只回一个词")',
+                                                      'Step("取词", SPEC, "只回一个词", '
+                                                      'gate=lambda r, c: False)'))
+    fake.fallback("不对的词")
+    out = flower(workspace, "run", "flows.py:main")
+    assert out.returncode == 1
+    assert "在步骤 '取词' 中止" in out.stdout
+
+
+def test_once(fake: FakeServer, workspace: Path, cli_env: dict[str, str]) -> None:
+    (workspace / "README.md").write_text("hello from the readme\n")
+    fake.script(reply(tool_use("Read", {"file_path": str(workspace / "README.md")})),
+                "它说 hello")
+    out = flower(workspace, "once", "-t", "Read", "读一眼 README")
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert "* Read" in out.stdout and "它说 hello" in out.stdout
+    assert steps(workspace) == ["ad-hoc"]
+    sid = json.loads((workspace / "runs" / "manifest.json").read_text())[0]["session_id"]
+    assert f"--resume {sid}" in out.stdout
+
+    fake.script("还记得")
+    out = flower(workspace, "once", "--resume", sid, "还记得吗")
+    assert out.returncode == 0 and "还记得" in out.stdout
+    assert "hello from the readme" in fake.last_request().text()  # the same session
+
+
+def test_missing_credentials_exit_1_without_a_request(fake: FakeServer, workspace: Path,
+                                                      cli_env: dict[str, str],
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("ANTHROPIC_API_KEY")
+    out = flower(workspace, "--timeout", "0", ASK)
+    assert out.returncode == 1 and "ANTHROPIC_API_KEY" in out.stdout + out.stderr
+    assert fake.message_requests() == [] and not (workspace / "runs").exists()
+
+
+def test_log_after_a_run(fake: FakeServer, workspace: Path, cli_env: dict[str, str],
+                         brain: DemoBrain) -> None:
+    assert flower(workspace, "--timeout", "0", ASK).returncode == 0
+    out = flower(workspace, "log")
+    assert out.returncode == 0, out.stdout + out.stderr
+    for step in ("确认需求", "设定目标", "干活·判定#1", "干活#round2"):
+        assert step in out.stdout
+    data = json.loads(flower(workspace, "log", "--json").stdout)
+    assert data and isinstance(data, dict)
