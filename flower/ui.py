@@ -61,7 +61,8 @@ class Renderer:
     # -- event kinds ----------------------------------------------------------------------
 
     def _on_step(self, ev: Event) -> None:
-        from rich.text import Text
+        """``== 干活 =========  3/3  <- 接上次 · 第 2 次唤醒`` (the wake shows at every step)."""
+        from rich.cells import cell_len
 
         p = ev.payload
         tail = f"  {p.get('index', '?')}/{p.get('total', '?')}"
@@ -69,8 +70,9 @@ class Renderer:
             tail += f"  {texts.STEP_FROZEN}"
         elif p.get("resumed"):
             tail += f"  {texts.STEP_RESUMED.format(n=p.get('woke', 1))}"
-        self.console.rule(Text(f"{clean(ev.text)}{tail}", style="bold blue"), align="left",
-                          characters="=")
+        head = f"== {clean(ev.text)} "
+        fill = max(4, min(self.console.width, 110) - cell_len(head) - cell_len(tail))
+        self.line(head + "=" * fill + tail, "bold blue")
 
     def _on_text(self, ev: Event) -> None:
         if ev.payload.get("subagent") and not self.verbose:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -42,7 +43,8 @@ def test_go_unattended_then_wake(fake: FakeServer, workspace: Path, cli_env: dic
                                  brain: DemoBrain) -> None:
     out = flower(workspace, "--timeout", "0", ASK)
     assert out.returncode == 0, out.stdout + out.stderr
-    assert "确认需求  1/3" in out.stdout and "干活  3/3" in out.stdout
+    assert re.search(r"== 确认需求 =+  1/3", out.stdout)
+    assert re.search(r"== 干活 =+  3/3", out.stdout)
     assert texts.UI_ASK_STATES["timeout"] in out.stdout  # --timeout 0: nobody is asked
     assert "总花费 $" in out.stdout and str(workspace / "runs" / "manifest.json") in out.stdout
     assert steps(workspace) == ["确认需求", "设定目标", "干活", "干活·判定#1", "干活#round2",
@@ -51,7 +53,8 @@ def test_go_unattended_then_wake(fake: FakeServer, workspace: Path, cli_env: dic
     again = flower(workspace, "--timeout", "0", stdin="\n")  # bare flower, Enter = carry on
     assert again.returncode == 0, again.stdout + again.stderr
     assert "接上上次" in again.stdout and "第 2 次唤醒" in again.stdout
-    assert "确认需求  1/3" not in again.stdout  # frozen steps are skipped
+    assert "== 确认需求" not in again.stdout  # frozen steps are skipped
+    assert re.search(r"== 干活 =+  3/3  <- 接上次 · 第 2 次唤醒", again.stdout)
     assert steps(workspace)[6:] == ["干活", "干活·判定#1"]
 
 
@@ -96,7 +99,8 @@ def test_run_a_two_step_flow(fake: FakeServer, workspace: Path, cli_env: dict[st
     fake.route(match.first_user_contains("「苹果」"), "苹果很甜")
     out = flower(workspace, "run", "flows.py:main")
     assert out.returncode == 0, out.stdout + out.stderr
-    assert "取词  1/2" in out.stdout and "造句  2/2" in out.stdout and "苹果很甜" in out.stdout
+    assert re.search(r"== 取词 =+  1/2", out.stdout) and re.search(r"== 造句 =+  2/2", out.stdout)
+    assert "苹果很甜" in out.stdout
     assert steps(workspace) == ["取词", "造句"]
 
 
@@ -146,3 +150,23 @@ def test_log_after_a_run(fake: FakeServer, workspace: Path, cli_env: dict[str, s
         assert step in out.stdout
     data = json.loads(flower(workspace, "log", "--json").stdout)
     assert data and isinstance(data, dict)
+
+
+def test_setup_with_piped_input(fake: FakeServer, workspace: Path, cli_env: dict[str, str],
+                                home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`flower setup` is reachable; piped answers write the user file, mode 600, and the
+    probe's verdict is shown — the token itself never is."""
+    for key in ("ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL"):
+        monkeypatch.delenv(key)
+    fake.script("hi")  # the probe's one tiny request
+    token = "sk-ant-test-0123456789abcdef"
+    out = flower(workspace, "setup", stdin=f"{token}\n{fake.url}/v1\n\n")
+    assert out.returncode == 0, out.stdout + out.stderr
+    path = home / ".config" / "flower" / ".env"
+    assert (path.stat().st_mode & 0o777) == 0o600
+    written = path.read_text()
+    assert f"ANTHROPIC_API_KEY={token}" in written
+    assert f"ANTHROPIC_BASE_URL={fake.url}\n" in written  # the pasted /v1 was dropped
+    assert token not in out.stdout + out.stderr
+    assert texts.SETUP_PROBE_OK.split("{")[0].strip() in out.stdout
+    assert fake.message_requests()[0].headers.get("x-api-key") == token
