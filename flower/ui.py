@@ -21,6 +21,7 @@ if TYPE_CHECKING:
 
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b[@-_]|[\x00-\x08\x0b-\x1f\x7f]")
 REPORT_LINES = 12  # lines of a worker's report shown without -v
+ASK_TOOL = "mcp__human__ask"
 
 
 def clean(text: str) -> str:
@@ -92,6 +93,8 @@ class Renderer:
             who = tool_input.get("subagent_type") or "agent"
             what = tool_input.get("description") or ""
             self.line(f"  > {texts.UI_DISPATCH} {who} {what}".rstrip(), "bold cyan")
+            return
+        if ev.tool == ASK_TOOL:  # the question itself is shown by its ask event
             return
         self.line(f"{self._bar(ev)}* {ev.tool} {ev.text}"[:200].rstrip(), "cyan")
 
