@@ -162,6 +162,23 @@ def test_write_and_load_atomically(tmp_path: Path) -> None:
     assert Handoff.load(tmp_path / "bin.md") is None
 
 
+def test_a_failed_write_leaves_the_old_document_whole(tmp_path: Path,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """A crash mid-write never leaves half a document for the successor or a person."""
+    target = tmp_path / "交接-x.md"
+    Handoff(doing="旧的", next="旧的下一步", step="x").write(target)
+
+    def disk_full(fd: int) -> None:
+        raise OSError("No space left on device")
+
+    monkeypatch.setattr(os, "fsync", disk_full)
+    with pytest.raises(OSError):
+        Handoff(doing="新的" * 1000, next="新的下一步", step="x").write(target)
+    back = Handoff.load(target)
+    assert back is not None and back.doing == "旧的" and back.complete()
+    assert [p.name for p in tmp_path.iterdir()] == [target.name]
+
+
 def test_degraded_document() -> None:
     task = "原始任务:" + "很长的说明" * 400
     doc = degraded("干活", task, why="缺下一步")

@@ -307,6 +307,53 @@ async def test_compact_env_follows_handoff_and_an_explicit_policy(
     assert seen == ["unset", "unset", "1"]
 
 
+async def test_writing_round_is_not_capped_by_the_budget(
+        fake: FakeServer, workspace: Path, run_dir: Path, cli_env: dict[str, str]) -> None:
+    """The step's budget would end the writing round after its first call (the fake prices a
+    45K prompt well above $0.05); the handoff must still be written."""
+    fake.script(reply("开工", tool_use("Bash", {"command": "echo a"}), usage=FULL),
+                "接手了")
+    fake.route(WRITING, reply(DOC, usage=FULL), name="writing")
+    events: list[Event] = []
+    rt = runtime(workspace, run_dir)
+    try:
+        with anyio.fail_after(TIMEOUT):
+            r = await rt.run(spec(max_budget_usd=0.05), "原始任务-F", step_name="预算",
+                             on_event=events.append)
+    finally:
+        rt.close()
+    done = [ev for ev in handoffs(events) if ev.payload["phase"] == "done"]
+    assert len(done) == 1 and done[0].payload["degraded"] is False, r.errors
+    assert not any("降级" in e for e in r.errors)
+
+
+async def test_subagent_context_never_counts(
+        fake: FakeServer, workspace: Path, run_dir: Path, cli_env: dict[str, str]) -> None:
+    """A worker's own prompt may be huge; the criterion is the coordinator's."""
+    from flower import coordinator, worker
+
+    fake.route(match.subagent(), reply("查一下", tool_use("Bash", {"command": "echo w"}),
+                                       usage=FULL),
+               reply("REPORT: 做完了", usage=FULL), name="coder")
+    fake.route(match.main_agent(),
+               reply(tool_use("Agent", {"description": "do it", "prompt": "do it",
+                                        "subagent_type": "coder"})),
+               "FINAL: 协调完成", name="coordinator")
+    spec = coordinator("协调者", "", {"coder": worker("writes", "you do", tools=["Bash"])})
+    events: list[Event] = []
+    rt = runtime(workspace, run_dir)
+    try:
+        with anyio.fail_after(TIMEOUT):
+            r = await rt.run(spec, "go", on_event=events.append)
+    finally:
+        rt.close()
+    assert r.ok and r.text.endswith("FINAL: 协调完成"), r.error
+    assert any(ev.payload.get("subagent") and ev.payload.get("context") == 45_000
+               for ev in events)  # the worker really reported over the line
+    assert handoffs(events) == [] and r.retired == [] and writing_requests(fake) == []
+    assert r.context < 20_000
+
+
 def _spawn(*args: str) -> subprocess.Popen[str]:
     return subprocess.Popen([sys.executable, CHILD, *args], stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True, start_new_session=True)
