@@ -487,6 +487,8 @@ HANDOFF_BRAKE = (
     "启动底座(系统提示加工作台索引,协调者实测约 34K),新会话一启动就又到线了。"
     "把窗口调大(当前 {window};--window / FLOWER_WINDOW),或者用 --no-handoff 关掉交接。"
 )
+# Appended to the successor's prompt when a person spoke while the handoff was being written.
+HANDOFF_HUMAN_WORDS = "交接期间人插了话,按这个调整:\n{words}"
 # Event texts (Event("handoff").text); numbers come pre-formatted (130.0K, 200K).
 HANDOFF_NEAR = "上下文 {used}/{window} · 还有约 {left} 到换代"
 HANDOFF_WRITING = "上下文 {used}/{window} —— 写交接准备换代"

@@ -421,7 +421,8 @@ class Runtime:
         used = self._ctx or result.context
         window = int(lim.window or 0)
         if forced:
-            remember_overflow(used)  # self-calibration: this endpoint's real window
+            self._calibrate(used)
+            lim = self._limits
         if len(result.retired) >= lim.max_generations:
             result.error = texts.HANDOFF_BRAKE.format(
                 n=len(result.retired), limit=lim.max_generations, at=fmt_window(lim.at),
@@ -467,7 +468,21 @@ class Runtime:
             result.retired.append(result.session_id)
         result.session_id = None  # the successor's id fires on_session (lineage follows)
         self._ctx, self._warned = 0, False
-        return doc.prompt_block()
+        successor = doc.prompt_block()
+        words = self._interrupt.take()  # said during the writing round: for the successor
+        if words:
+            successor += "\n\n" + texts.HANDOFF_HUMAN_WORDS.format(words=words)
+        return successor
+
+    def _calibrate(self, used: int) -> None:
+        """An overflow at ``used`` tokens: remember it as this endpoint's window and, unless
+        the window was pinned (argument or ``FLOWER_WINDOW``), use it from now on — else a
+        1M guess on a 200K gateway degrades every generation of this step."""
+        remember_overflow(used)
+        try:
+            self._limits = self.handoff.resolved()
+        except Exception as exc:
+            log.warning("flower: could not resolve the handoff window: %s", exc)
 
     async def _write_handoff(self, spec: AgentSpec, result: StepResult, used: int,
                              window: int) -> tuple[Handoff, str | None]:
@@ -489,6 +504,7 @@ class Runtime:
             result.num_turns += scratch.num_turns
         if not scratch.ok:
             if is_overflow(scratch.error, *scratch.errors):
+                self._calibrate(used)
                 return Handoff(step=result.step), texts.HANDOFF_WHY_OVERFLOW
             return Handoff(step=result.step), _short(scratch.error or texts.HANDOFF_WHY_UNKNOWN)
         if not scratch.text.strip():

@@ -219,6 +219,60 @@ async def test_overflow_is_one_degraded_handoff_without_a_writing_round(
     assert doc is not None and doc.degraded and "原始任务-C" in doc.scene
 
 
+async def test_an_overflow_recalibrates_a_guessed_window_for_the_successor(
+        fake: FakeServer, workspace: Path, run_dir: Path, cli_env: dict[str, str]) -> None:
+    """No explicit window: the name-based guess (1M) is too big for this "gateway", which
+    overflows after a 100K turn. The record is kept and the successor already works against
+    100K — it hands off properly (a written document) instead of overflowing again."""
+    fake.script(reply("开工", tool_use("Bash", {"command": "echo a"}),
+                      usage={"input_tokens": 100_000}),
+                fault(400, "prompt is too long: 1000100 tokens > 1000000 maximum"),
+                reply("新会话", tool_use("Bash", {"command": "echo b"}),
+                      usage={"input_tokens": 55_000}),
+                "校准后做完了")
+    fake.route(WRITING, DOC, name="writing")
+    events: list[Event] = []
+    rt = runtime(workspace, run_dir, handoff=True)
+    try:
+        with anyio.fail_after(TIMEOUT):
+            r = await rt.run(spec(), "原始任务-G", step_name="校准", on_event=events.append)
+    finally:
+        rt.close()
+    assert r.ok and r.text == "校准后做完了", r.error
+    assert calibrated_window() == 100_000
+    got = [(ev.payload["phase"], ev.payload["window"], ev.payload.get("degraded"))
+           for ev in handoffs(events)]
+    assert got == [("done", 1_000_000, True), ("near", 100_000, None),
+                   ("writing", 100_000, None), ("done", 100_000, False)]
+    assert len(r.retired) == 2 and sum("降级" in e for e in r.errors) == 1
+
+
+async def test_words_said_during_the_writing_round_reach_the_successor(
+        fake: FakeServer, workspace: Path, run_dir: Path, cli_env: dict[str, str]) -> None:
+    rt = runtime(workspace, run_dir)
+
+    def writing(req):
+        rt.interrupt("顺便把日志改成中文")  # a person speaks while the document is written
+        return DOC
+
+    fake.script(reply("开工", tool_use("Bash", {"command": "echo a"}), usage=FULL),
+                "接手并改成中文了")
+    fake.route(WRITING, writing, name="writing")
+    events: list[Event] = []
+    try:
+        with anyio.fail_after(TIMEOUT):
+            r = await rt.run(spec(), "原始任务-H", step_name="插话", on_event=events.append)
+    finally:
+        rt.close()
+    assert r.ok and r.text == "接手并改成中文了" and len(r.retired) == 1
+    assert handoffs(events)[-1].payload["degraded"] is False  # the writing was not cut short
+    first = fake.last_request()
+    assert first.session_id == r.session_id
+    assert texts.HANDOFF_BLOCK_HEAD in first.first_user_text()
+    assert "顺便把日志改成中文" in first.first_user_text()
+    assert len(fake.message_requests()) == 3  # no extra interrupt round
+
+
 async def test_two_degraded_handoffs_in_a_row_stop_the_step(
         fake: FakeServer, workspace: Path, run_dir: Path, cli_env: dict[str, str]) -> None:
     too_long = "prompt is too long: 70000 tokens > 60000 maximum"
