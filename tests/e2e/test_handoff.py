@@ -253,7 +253,7 @@ async def test_words_said_during_the_writing_round_reach_the_successor(
 
     def writing(req):
         rt.interrupt("顺便把日志改成中文")  # a person speaks while the document is written
-        return DOC
+        return delay(1.0, DOC)  # ... and the writing takes a moment
 
     fake.script(reply("开工", tool_use("Bash", {"command": "echo a"}), usage=FULL),
                 "接手并改成中文了")
