@@ -140,9 +140,16 @@ def degraded(step: str, prompt: str, *, why: str = "") -> Handoff:
         doing=texts.HANDOFF_DEGRADED_DOING.format(marker=DEGRADED, step=step or "step",
                                                  why=why),
         next=texts.HANDOFF_DEGRADED_NEXT,
-        scene=texts.HANDOFF_DEGRADED_SCENE.format(n=SCENE_CHARS, prompt=head) if head else "",
+        scene=texts.HANDOFF_DEGRADED_SCENE.format(n=SCENE_CHARS, prompt=_quote(head))
+        if head else "",
         step=step,
     )
+
+
+def _quote(text: str) -> str:
+    """Quote the task as a blockquote: a heading or a fence in it must not become part of the
+    document's structure when the file is read back."""
+    return "\n".join(f"> {line}" if line.strip() else ">" for line in text.splitlines())
 
 
 def file_name(step: str) -> str:

@@ -419,10 +419,10 @@ class Runtime:
         name = result.step
         forced = result.error != self.HANDOFF_DUE  # the API refused: nothing more fits
         used = self._ctx or result.context
-        window = int(lim.window or 0)
         if forced:
             self._calibrate(used)
             lim = self._limits
+        window = int(lim.window or 0)
         if len(result.retired) >= lim.max_generations:
             result.error = texts.HANDOFF_BRAKE.format(
                 n=len(result.retired), limit=lim.max_generations, at=fmt_window(lim.at),

@@ -242,7 +242,7 @@ async def test_an_overflow_recalibrates_a_guessed_window_for_the_successor(
     assert calibrated_window() == 100_000
     got = [(ev.payload["phase"], ev.payload["window"], ev.payload.get("degraded"))
            for ev in handoffs(events)]
-    assert got == [("done", 1_000_000, True), ("near", 100_000, None),
+    assert got == [("done", 100_000, True), ("near", 100_000, None),
                    ("writing", 100_000, None), ("done", 100_000, False)]
     assert len(r.retired) == 2 and sum("降级" in e for e in r.errors) == 1
 
