@@ -61,6 +61,7 @@ _EXPORTS: dict[str, str] = {
     "default_window": "flower.core.agent",
     # documents
     "Brief": "flower.core.brief",
+    "Handoff": "flower.core.handoff",
     "Goal": "flower.core.goal",
     "Verdict": "flower.core.goal",
     # workbench, lineage

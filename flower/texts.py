@@ -525,3 +525,87 @@ LOG_COST = "${cost:.4f}"
 LOG_SECONDS = "{s:.1f}s"
 LOG_MINUTES = "{m}m{s:02d}s"
 LOG_HOURS = "{h}h{m:02d}m"
+
+# --- handoff (core/handoff.py) -------------------------------------------------------------
+
+# Handoff (交接-<step>.md): what a session near a full context leaves its successor. Section
+# names in field order (doing, decided, deadends, next, scene); missing() reports these.
+HANDOFF_SECTIONS = ("现在在做", "已定的事", "走不通的", "下一步", "现场")
+HANDOFF_EMPTY = "(空)"  # placeholder for an empty section; still counts as missing
+# Headings accepted when parsing, per field (matched longest first, whole heading only).
+HANDOFF_ALIASES = {
+    "doing": ("现在在做", "现在在做什么", "在做什么", "当前进度", "进度", "当前状态"),
+    "decided": ("已定的事", "已经定下的", "已经定下的事", "已定", "决策", "已做的决定"),
+    "deadends": ("走不通的", "走不通的路", "试过不行的", "排除的路", "死路", "踩过的坑"),
+    "next": ("下一步", "下一步做什么", "接下来", "下一步要做的"),
+    "scene": ("现场", "文件", "关键文件", "现场指针"),
+}
+HANDOFF_TITLE = "# 交接书({step})"
+HANDOFF_NOTE = (
+    "> 上下文快满了,上一个会话把手上的事写成了这份交接书。\n"
+    "> 这个文件可以直接改;接手的新会话读到的就是它。"
+)
+# prompt_block(): the successor's whole first message (the original task is NOT re-sent).
+HANDOFF_BLOCK_HEAD = (
+    "你是来接手一件没做完的事的。上一个会话的上下文满了,它已经退场;你没有它的任何记忆,"
+    "只有下面这份交接书和磁盘上的东西。需求和目标已经冻结在工作台的 notes/ 里,需要时去读。"
+)
+HANDOFF_BLOCK_TAIL = (
+    "从「下一步」接着做:不要从头再来,不要重做「走不通的」里排除过的路。"
+    "背景都在交接书和磁盘上,不要去问人要上下文;交接书说得不清楚的,自己去现场查。"
+)
+# Sent to the *current* session (not a new role: only it holds the context) to write the
+# document. Placeholders: {used} and {window} (already formatted, e.g. 152.0K and 200K).
+HANDOFF_PROMPT = (
+    "上下文已经用了 {used}(上限约 {window}),快满了。停下手上的事,给接手你的新会话写一份交接书。"
+    "新会话没有你的任何记忆,只读得到这份交接书和磁盘。\n\n"
+    "只写下面五节,用这五个标题,不要多也不要少:\n\n"
+    "## 现在在做\n做到哪一步了,手上那件事的当前状态。\n\n"
+    "## 已定的事\n已经定下来的决定,每条带上为什么这样定。\n\n"
+    "## 走不通的\n试过、已经排除的路,每条写清为什么不行。这一节最值钱:接手的人不知道哪条路"
+    "走过,就会再走一遍——实测有过一整个小时绕着同一个编译问题打转。真的没有就写「(暂无)」,"
+    "不要编。\n\n"
+    "## 下一步\n具体到拿来就能做:「运行 X;如果 Y 就改 Z」。\n\n"
+    "## 现场\n关键文件、产出、分支的路径。\n\n"
+    "三条规矩:\n"
+    "1. 自成一体:新会话只看这份东西也能接着干。\n"
+    "2. 给指针,不给内容:写路径和命令,不要贴代码、日志或大段输出。\n"
+    "3. 不要复述需求和目标:它们冻结在工作台的 notes/ 里,新会话自己会读。\n\n"
+    "直接输出交接书,不要调用工具,不要再做别的事。"
+)
+# degraded(): the mechanical fallback when no usable document could be written.
+HANDOFF_DEGRADED = "[降级:交接没写成]"
+HANDOFF_DEGRADED_DOING = (
+    "{marker} 「{step}」这一步的上下文满了,没能写出交接书(原因:{why})。"
+    "下面是机械生成的兜底版本,不知道做到了哪里。"
+)
+HANDOFF_DEGRADED_NEXT = (
+    "先查看现场再动手:工作台的 notes/ 和产出、工作区里的文件、git status / git log。"
+    "不要假设什么都还没做——前一个会话很可能已经做了不少;弄清做到哪里后,从那里接着做。"
+)
+HANDOFF_DEGRADED_SCENE = "这一步原来的任务(前 {n} 个字):\n\n{prompt}"
+# why = ... in 交接降级(<why>)
+HANDOFF_WHY_MISSING = "缺{names}"
+HANDOFF_WHY_OVERFLOW = "上下文已经装不下"
+HANDOFF_WHY_EMPTY = "交接轮没有输出"
+HANDOFF_WHY_UNKNOWN = "原因不明"
+HANDOFF_NOTE_DEGRADED = "交接降级({why})"  # goes into StepResult.errors and manifest.json
+# Stops: repeated degradation, and the runaway brake (max_generations).
+HANDOFF_STOP_DEGRADED = (
+    "连续 {n} 次交接都降级了,停下这一步:再换代也只是烧钱,新会话每次都从零摸索。"
+    "多半是窗口猜大了或余量太小,写交接的那一轮已经装不下——把窗口设成真实大小"
+    "(--window / FLOWER_WINDOW)或调大 headroom 再跑。"
+)
+HANDOFF_BRAKE = (
+    "已经换代 {n} 次(上限 {limit}),停下这一步。最可能的原因:换代线 {at} 低于这个角色的"
+    "启动底座(系统提示加工作台索引,协调者实测约 34K),新会话一启动就又到线了。"
+    "把窗口调大(当前 {window};--window / FLOWER_WINDOW),或者用 --no-handoff 关掉交接。"
+)
+# Appended to the successor's prompt when a person spoke while the handoff was being written.
+HANDOFF_HUMAN_WORDS = "交接期间人插了话,按这个调整:\n{words}"
+# Event texts (Event("handoff").text); numbers come pre-formatted (130.0K, 200K).
+HANDOFF_NEAR = "上下文 {used}/{window} · 还有约 {left} 到换代"
+HANDOFF_WRITING = "上下文 {used}/{window} —— 写交接准备换代"
+HANDOFF_DONE = "交接写在 {path},新会话接手,上下文从 0 重新开始"
+HANDOFF_DONE_NO_FILE = "没有工作台,交接书只在新会话的提示里;新会话接手,上下文从 0 重新开始"
+HANDOFF_DONE_DEGRADED = "交接没写成,用了降级版本,新会话会自己查看现场"

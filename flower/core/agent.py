@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -69,24 +69,77 @@ def default_window() -> int:
     return 1_000_000
 
 
+#: The automatic room (``headroom=0``): at least this many tokens ...
+HEADROOM_FLOOR = 50_000
+#: ... or this share of the window, whichever is larger.
+HEADROOM_FRACTION = 0.25
+#: Floor of the handoff line: below it a handoff cannot even be written.
+AT_FLOOR = 10_000
+
+
+def env_window() -> int | None:
+    """``FLOWER_WINDOW`` as a positive int (it may come from ``~/.config/flower/.env`` via
+    ``load_dotenv``); anything else — unset, not a number, 0, negative — is ignored."""
+    raw = (os.environ.get("FLOWER_WINDOW") or "").strip().replace("_", "")
+    try:
+        value = int(raw)
+    except ValueError:
+        return None
+    return value if value > 0 else None
+
+
+def resolve_window(explicit: int | None = None) -> int:
+    """The window handoff works against, by precedence: an explicit value (``--window``,
+    ``HandoffPolicy(window=...)``; 0/None mean "not given") > ``FLOWER_WINDOW`` > the
+    self-calibration file (where this endpoint+model really overflowed) > the name-based
+    guess (:func:`default_window`)."""
+    if explicit:
+        return int(explicit)
+    from flower.core.handoff import calibrated_window
+
+    return env_window() or calibrated_window() or default_window()
+
+
 @dataclass
 class HandoffPolicy:
-    """When a session is retired for a fresh one that continues from a handoff document."""
+    """When a session is retired for a fresh one that continues from a handoff document.
+
+    ``window=None`` (or 0) resolves at use time by :func:`resolve_window`; ``headroom=0``
+    means automatic room (:attr:`room`). Call :meth:`resolved` once per step to pin both.
+    """
 
     enabled: bool = True
-    window: int = field(default_factory=default_window)
-    headroom: int = 50_000
+    window: int | None = None
+    headroom: int = 0
     max_generations: int = 8
+
+    @property
+    def effective_window(self) -> int:
+        return resolve_window(self.window)
+
+    @property
+    def room(self) -> int:
+        """Tokens kept free below the window: the explicit ``headroom`` if > 0, else
+        ``max(50_000, 25 % of the window)`` — a fixed 50k on a 1M window leaves no room
+        for the writing round, and every handoff degrades."""
+        if self.headroom > 0:
+            return self.headroom
+        return max(HEADROOM_FLOOR, int(self.effective_window * HEADROOM_FRACTION))
 
     @property
     def at(self) -> int:
         """Context size at which the step hands off (never below 10k)."""
-        return max(10_000, self.window - self.headroom)
+        return max(AT_FLOOR, self.effective_window - self.room)
 
     @property
     def warn_at(self) -> int:
         """Context size of the one early warning per generation."""
         return max(1_000, self.at - 20_000)
+
+    def resolved(self) -> HandoffPolicy:
+        """A copy with the window fixed (env and calibration file read once, not at every
+        message boundary)."""
+        return replace(self, window=self.effective_window)
 
 
 @dataclass

@@ -22,9 +22,21 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from flower.core.agent import AgentSpec, HandoffPolicy, build_options
+from flower import texts
+from flower.core.agent import AgentSpec, CompactPolicy, HandoffPolicy, build_options
 from flower.core.env import check_credentials, load_dotenv, redact, secret_values
 from flower.core.events import Event, normalize
+from flower.core.handoff import (
+    HANDOFF_PROMPT,
+    Handoff,
+    degraded,
+    file_name,
+    fmt_tokens,
+    fmt_window,
+    is_overflow,
+    remember_overflow,
+    safe_name,
+)
 from flower.core.manifest import FILENAME as MANIFEST_NAME
 from flower.core.manifest import Manifest
 from flower.core.paths import project_key as _project_key
@@ -181,6 +193,13 @@ class Runtime:
         self._manifest = Manifest(self.run_dir / MANIFEST_NAME, self.run_id, scrub=redact)
         self._interrupt = _Interrupt()
         self._current: StepResult | None = None
+        # handoff state, per step: thresholds pinned at step start, the main thread's
+        # context watermark of this generation, its one warning, the writing-round flag
+        self._limits: HandoffPolicy = self.handoff
+        self._ctx = 0
+        self._warned = False
+        self._writing = False
+        self._degraded_run = 0
 
     def _make_workbench(self, workbench: Workbench | bool) -> Workbench | None:
         if workbench is False or workbench is None:
@@ -308,11 +327,19 @@ class Runtime:
         cur_prompt, cur_resume = prompt, resume
         cur_fork, cur_at = (fork, resume_at) if resume else (False, None)
         attempt = 0
+        # the watermark is per step: step 2 must not inherit step 1's reading and hand off
+        self._ctx, self._warned, self._degraded_run = 0, False, 0
+        try:
+            self._limits = self.handoff.resolved() if self.handoff.enabled else self.handoff
+        except Exception as exc:  # a broken override must not break the step
+            log.warning("flower: could not resolve the handoff window: %s", exc)
+            self._limits = self.handoff
         try:
             with self._signals_rescued():
                 while True:
                     attempt += 1
                     result.attempts = attempt
+                    seen = len(result.errors)
                     await self._attempt(spec, cur_prompt, result, resume=cur_resume,
                                         fork=cur_fork, resume_at=cur_at, emit=emit)
                     # words that arrive just as the turn ends still reach the model
@@ -333,8 +360,14 @@ class Runtime:
                         result.resumed = True
                         attempt -= 1  # an interrupt is not a failed attempt
                         continue
-                    if self._handoff_due(result):  # seam: the handoff issue fills this branch
-                        break
+                    if self._handoff_due(result, result.errors[seen:]):
+                        # a handoff is not a failure: no retry budget, no network wait
+                        successor = await self._hand_off(spec, prompt, result, emit)
+                        if successor is None:
+                            break
+                        cur_prompt, cur_resume, cur_fork, cur_at = successor, None, False, None
+                        attempt -= 1
+                        continue
                     if not self._should_retry(result, attempt):
                         break
                     emit(Event("retry",
@@ -367,9 +400,172 @@ class Runtime:
             return False
         return r.should_retry(classify(result.error))
 
-    def _handoff_due(self, result: StepResult) -> bool:
-        """Whether the failure means "context full". Handled by the handoff layer (later)."""
-        return result.error == self.HANDOFF_DUE
+    def _handoff_due(self, result: StepResult, round_errors: list[str]) -> bool:
+        """Whether this round ended because the context is full: the watermark stopped it,
+        or the API refused the prompt as too long. Only *this round's* errors count — one
+        overflow early in a step must not turn every later failure into a handoff."""
+        if result.error == self.HANDOFF_DUE:
+            return True
+        return self.handoff.enabled and bool(result.session_id) and is_overflow(
+            result.error, *round_errors)
+
+    # -- handoff ---------------------------------------------------------------------------
+
+    def _over_watermark(self, result: StepResult) -> bool:
+        """Checked at every message boundary; the writing round itself is exempt (else its
+        first message trips it again and every handoff degrades)."""
+        return (self.handoff.enabled and not self._writing and bool(result.session_id)
+                and self._ctx >= self._limits.at)
+
+    def _track_context(self, ev: Event, result: StepResult, emit: EventSink) -> None:
+        """Raise the main thread's watermark; warn once per generation at ``warn_at``.
+        Subagent context never counts: the criterion is the main thread's own prompt."""
+        p = ev.payload
+        if not self.handoff.enabled or self._writing or p.get("subagent") or \
+                ev.kind not in ("text", "thinking", "tool_call", "tool_result"):
+            return
+        ctx = p.get("context")
+        if not ctx:
+            return
+        self._ctx = max(self._ctx, int(ctx))
+        lim = self._limits
+        if not self._warned and self._ctx >= lim.warn_at:
+            self._warned = True
+            window = int(lim.window or 0)
+            emit(Event("handoff", text=texts.HANDOFF_NEAR.format(
+                used=fmt_tokens(self._ctx), window=fmt_window(window),
+                left=fmt_window(max(0, lim.at - self._ctx) // 1000 * 1000)),
+                payload={"phase": "near", "step": result.step, "context": self._ctx,
+                         "window": window, "at": lim.at}))
+
+    async def _hand_off(self, spec: AgentSpec, prompt: str, result: StepResult,
+                        emit: EventSink) -> str | None:
+        """Retire the current session: get its handoff document (written by it, or the
+        degraded stand-in after an overflow), save it, and return the successor's prompt.
+        ``None`` means the step stops (runaway brake, repeated degradation)."""
+        lim = self._limits
+        name = result.step
+        forced = result.error != self.HANDOFF_DUE  # the API refused: nothing more fits
+        used = self._ctx or result.context
+        if forced:
+            self._calibrate(used)
+            lim = self._limits
+        window = int(lim.window or 0)
+        if len(result.retired) >= lim.max_generations:
+            result.error = texts.HANDOFF_BRAKE.format(
+                n=len(result.retired), limit=lim.max_generations, at=fmt_window(lim.at),
+                window=fmt_window(window))
+            result.errors.append(result.error)
+            return None
+        base = {"step": name, "context": used, "window": window}
+        why: str | None
+        if forced:
+            doc, why = degraded(name, prompt, why=texts.HANDOFF_WHY_OVERFLOW), \
+                texts.HANDOFF_WHY_OVERFLOW
+        else:
+            emit(Event("handoff", text=texts.HANDOFF_WRITING.format(
+                used=fmt_tokens(used), window=fmt_window(window)),
+                payload={"phase": "writing", **base}))
+            doc, why = await self._write_handoff(spec, result, used, window)
+            if why is not None:
+                doc = degraded(name, prompt, why=why)
+        if why is not None:
+            result.errors.append(texts.HANDOFF_NOTE_DEGRADED.format(why=why))
+            self._degraded_run += 1
+        else:
+            self._degraded_run = 0
+        path = self._save_handoff(name, doc)
+        if path is not None:  # the successor reads exactly the file a person may edit
+            saved = Handoff.load(path)
+            if saved is not None and saved.complete():
+                doc = saved
+        if why is not None:
+            text = texts.HANDOFF_DONE_DEGRADED
+        elif path is not None:
+            text = texts.HANDOFF_DONE.format(path=path)
+        else:
+            text = texts.HANDOFF_DONE_NO_FILE
+        emit(Event("handoff", text=text, payload={
+            "phase": "done", **base, "degraded": why is not None,
+            "path": str(path) if path is not None else "", "sections": doc.sections}))
+        if self._degraded_run >= 2:
+            result.error = texts.HANDOFF_STOP_DEGRADED.format(n=self._degraded_run)
+            result.errors.append(result.error)
+            return None
+        if result.session_id:
+            result.retired.append(result.session_id)
+        result.session_id = None  # the successor's id fires on_session (lineage follows)
+        self._ctx, self._warned = 0, False
+        successor = doc.prompt_block()
+        words = self._interrupt.take()  # said during the writing round: for the successor
+        if words:
+            successor += "\n\n" + texts.HANDOFF_HUMAN_WORDS.format(words=words)
+        return successor
+
+    def _calibrate(self, used: int) -> None:
+        """An overflow at ``used`` tokens: remember it as this endpoint's window and, unless
+        the window was pinned (argument or ``FLOWER_WINDOW``), use it from now on — else a
+        1M guess on a 200K gateway degrades every generation of this step."""
+        remember_overflow(used)
+        try:
+            self._limits = self.handoff.resolved()
+        except Exception as exc:
+            log.warning("flower: could not resolve the handoff window: %s", exc)
+
+    async def _write_handoff(self, spec: AgentSpec, result: StepResult, used: int,
+                             window: int) -> tuple[Handoff, str | None]:
+        """The writing round: the *same* session, resumed with ``HANDOFF_PROMPT``; no budget
+        cap, no UI stream, exempt from the watermark. Returns the parsed document and
+        ``None``, or the reason it could not be used."""
+        scratch = StepResult(step=result.step, session_id=result.session_id)
+        ask = HANDOFF_PROMPT.format(used=fmt_tokens(used), window=fmt_window(window))
+        self._writing = True
+        try:
+            await self._attempt(replace(spec, max_budget_usd=None), ask, scratch,
+                                resume=result.session_id, fork=False, resume_at=None,
+                                emit=lambda ev: None)
+        except Exception as exc:
+            return Handoff(step=result.step), type(exc).__name__
+        finally:
+            self._writing = False
+            result.cost_usd = round(result.cost_usd + scratch.cost_usd, 6)
+            result.num_turns += scratch.num_turns
+        if not scratch.ok:
+            if is_overflow(scratch.error, *scratch.errors):
+                self._calibrate(used)
+                return Handoff(step=result.step), texts.HANDOFF_WHY_OVERFLOW
+            return Handoff(step=result.step), _short(scratch.error or texts.HANDOFF_WHY_UNKNOWN)
+        if not scratch.text.strip():
+            return Handoff(step=result.step), texts.HANDOFF_WHY_EMPTY
+        doc = Handoff.parse(scratch.text, step=result.step)
+        if not doc.complete():
+            return doc, texts.HANDOFF_WHY_MISSING.format(names="、".join(doc.missing()))
+        return doc, None
+
+    def _save_handoff(self, step: str, doc: Handoff) -> Path | None:
+        """``<workbench>/notes/交接-<step>.md``, an older one archived first; ``None`` when
+        there is no workbench (the document then lives only in the successor's prompt) or
+        the disk refused (the handoff goes on regardless)."""
+        if self.workbench is None:
+            return None
+        notes = self.workbench.notes
+        target = notes / file_name(step)
+        try:
+            if target.exists():
+                shelf = notes / "archive" / "交接"
+                shelf.mkdir(parents=True, exist_ok=True)
+                stamp = time.strftime("%Y%m%d-%H%M%S")
+                dest = shelf / f"{safe_name(step)}-{stamp}.md"
+                n = 1
+                while dest.exists():
+                    n += 1
+                    dest = shelf / f"{safe_name(step)}-{stamp}-{n}.md"
+                os.replace(target, dest)
+            doc.write(target)
+        except OSError as exc:
+            log.warning("flower: could not save the handoff to %s: %s", target, exc)
+            return None
+        return target
 
     def _write_manifest(self) -> None:
         try:
@@ -404,34 +600,46 @@ class Runtime:
                 prompt = inject_index(prompt, self.workbench.prompt_block())
             if self.workbench.external:
                 add_dirs = [str(self.workbench.root)]
+        if self.handoff.enabled and spec.compact is None:
+            # two mechanisms shrinking one context cannot be told apart: handoff on ⇒ the
+            # CLI's auto-compact off (an explicit CompactPolicy on the spec is respected)
+            spec = replace(spec, compact=CompactPolicy(mode="no_summary"))
         options = build_options(
             self._guarded(spec), cwd=self.workspace, session_store=self.store, resume=resume,
             fork=fork,
             resume_at=resume_at, portable=self.portable, add_dirs=add_dirs,
             extra_env=self._agent_env(),
         )
-        texts: list[str] = []
+        said: list[str] = []
         failure: str | None = None
         fatal: str | None = None
+        full = False
         client = ClaudeSDKClient(options)
         try:
             await client.connect()
             await client.query(prompt)
             async with anyio.create_task_group() as tg:
                 stop = _Stopper(client)
-                tg.start_soon(self._watch_interrupt, stop)
+                if not self._writing:  # words for the model wait for the successor
+                    tg.start_soon(self._watch_interrupt, stop)
                 async for message in client.receive_response():
                     self._note_session(message, result)
                     for ev in normalize(message):
-                        failure = self._absorb(ev, result, texts) or failure
+                        failure = self._absorb(ev, result, said) or failure
                         emit(ev)
+                        self._track_context(ev, result, emit)
                     if fatal is None:
                         fatal = _fatal_retry(message)
                         if fatal:  # the CLI is about to retry something that cannot succeed
                             await stop.now()
+                    if not full and self._over_watermark(result):
+                        full = True  # stop the turn like an interrupt; the session hands off
+                        await stop.now()
                 tg.cancel_scope.cancel()
             if fatal:
                 failure = fatal
+            elif full and not result.ok:  # a turn that finished anyway needs no successor
+                failure = self.HANDOFF_DUE
             elif stop.sent and self._interrupt.pending:
                 failure = self.INTERRUPTED
         except Exception as exc:  # every SDK failure becomes a result
@@ -443,15 +651,15 @@ class Runtime:
                     await client.disconnect()
                 except Exception as exc:
                     log.warning("flower: closing the agent failed: %s", exc)
-        if texts:
-            result.text = "\n".join(texts).strip()
+        if said:
+            result.text = "\n".join(said).strip()
         if failure is not None:
             result.ok = False
             result.error = failure
         elif not result.ok:  # no result message at all (error was reset at the start)
             result.error = result.errors[-1] if result.errors else "no result from the agent"
         if result.error and result.error not in result.errors and \
-                result.error != self.INTERRUPTED:
+                result.error not in (self.INTERRUPTED, self.HANDOFF_DUE):
             result.errors.append(result.error)
 
     def _guarded(self, spec: AgentSpec) -> AgentSpec:
@@ -481,18 +689,18 @@ class Runtime:
         if sid and sid != result.session_id:
             result.session_id = sid
             hook = self.on_session
-            if hook is not None:
+            if hook is not None and not self._writing:
                 try:
                     hook(sid)
                 except Exception as exc:
                     log.warning("flower: on_session hook failed: %s", exc)
 
-    def _absorb(self, ev: Event, result: StepResult, texts: list[str]) -> str | None:
+    def _absorb(self, ev: Event, result: StepResult, said: list[str]) -> str | None:
         """Fold one event into the result; returns a failure text for an error result."""
         p = ev.payload
         if ev.kind == "text" and not p.get("subagent"):
             if ev.text.strip():
-                texts.append(ev.text)
+                said.append(ev.text)
         elif ev.kind == "error":
             result.errors.append(ev.text)
         elif ev.kind == "result":
@@ -526,6 +734,12 @@ class _Stopper:
         if not self.sent:
             self.sent = True
             await self.client.interrupt()
+
+
+def _short(text: str, limit: int = 120) -> str:
+    """One line of an error, for the 交接降级(<why>) note."""
+    line = " ".join(text.split())
+    return line if len(line) <= limit else line[: limit - 1] + "…"
 
 
 def _fatal_retry(message: Any) -> str | None:

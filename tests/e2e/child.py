@@ -4,6 +4,8 @@
     python child.py flow  WORKSPACE RUN_DIR           # Workflow([Step("干活", …)])
     python child.py clarify WORKSPACE RUN_DIR HOLD    # starter_flow(clarify_only): answers
                                                       # every question but HOLD, which waits
+    python child.py handoff WORKSPACE RUN_DIR         # like flow, with a workbench and a
+                                                      # 60K window (hands off at 40K)
 
 Environment (fake URL, scratch HOME …) is inherited from the test.
 """
@@ -14,7 +16,7 @@ import sys
 
 import anyio
 
-from flower import AgentSpec, Resilience, Runtime, Step, Workflow, starter_flow
+from flower import AgentSpec, HandoffPolicy, Resilience, Runtime, Step, Workflow, starter_flow
 
 SPEC = AgentSpec(name="worker", instructions="test agent", allowed_tools=["Bash", "Read"],
                  permission_mode="bypassPermissions")
@@ -44,7 +46,9 @@ async def clarify(workspace: str, run_dir: str, hold: str) -> int:
 async def main(mode: str, workspace: str, run_dir: str, names: list[str]) -> int:
     if mode == "clarify":
         return await clarify(workspace, run_dir, names[0])
-    rt = Runtime(workspace=workspace, run_dir=run_dir, resilience=QUICK)
+    extra = {"workbench": True, "handoff": HandoffPolicy(window=60_000, headroom=20_000)} \
+        if mode == "handoff" else {}
+    rt = Runtime(workspace=workspace, run_dir=run_dir, resilience=QUICK, **extra)
     try:
         if mode == "steps":
             for name in names:
