@@ -117,7 +117,19 @@ class Renderer:
         self.line(f"  ~ {ev.text}", "yellow")
 
     def _on_handoff(self, ev: Event) -> None:
-        self.line(f"  # {ev.text}", "yellow")
+        """``#`` for the warning and the writing round; when done, the four things the
+        successor is told (so the human sees what survives), then where it landed."""
+        p = ev.payload
+        if p.get("phase") != "done":
+            self.line(f"  # {ev.text}", "yellow")
+            return
+        sections = p.get("sections") or {}
+        for key, title in zip(("doing", "decided", "deadends", "next"), texts.HANDOFF_SECTIONS,
+                              strict=False):
+            first = clean(str(sections.get(key) or "")).strip().splitlines()[:1]
+            self.line(f"    - {title}:{first[0][:90] if first else texts.HANDOFF_EMPTY}",
+                      "yellow")
+        self.line(f"  <- {ev.text}", "red" if p.get("degraded") else "yellow")
 
     def _on_result(self, ev: Event) -> None:
         if ev.payload.get("subagent"):
