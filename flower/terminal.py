@@ -118,6 +118,8 @@ class Session:
         if ev.kind == "ask" and p.get("kind") != "mail" and p.get("state") == "asked" \
                 and not self.tty and self.spare:
             self._answer(p["id"], self.spare.pop(0), p.get("options") or [])
+            if self.eof and not self.spare:
+                self._nobody_answers()
 
     # -- routing a line ---------------------------------------------------------------------
 
@@ -266,9 +268,14 @@ class Session:
 
     def piped_eof(self) -> None:
         self.eof = True
+        if not self.spare:  # lines still waiting answer the next questions first
+            self._nobody_answers()
+
+    def _nobody_answers(self) -> None:
+        """Input is over: from now on every question falls through at once."""
         if self.channel is None:
             return
-        self.channel.timeout_s = 0  # from now on every question falls through at once
+        self.channel.timeout_s = 0
         for ask in self.channel.pending():
             self.channel.decline(ask.id, texts.INPUT_CLOSED)
 

@@ -170,3 +170,39 @@ def test_setup_with_piped_input(fake: FakeServer, workspace: Path, cli_env: dict
     assert token not in out.stdout + out.stderr
     assert texts.SETUP_PROBE_OK.split("{")[0].strip() in out.stdout
     assert fake.message_requests()[0].headers.get("x-api-key") == token
+
+
+def test_piped_stdin_is_a_script_of_answers(fake: FakeServer, workspace: Path,
+                                            cli_env: dict[str, str], brain: DemoBrain) -> None:
+    """A line on stdin answers the next question (a number picks the option); the question
+    is asked after the line arrived, so the line waits for it — not the other way round."""
+    out = flower(workspace, "--timeout", "30", "--clarify-only", ASK, stdin="2\n")
+    assert out.returncode == 0, out.stdout + out.stderr
+    brief = (workspace / ".flower" / "notes" / "需求.md").read_text()
+    assert "再加上代码块和表格" in brief  # option 2
+    assert "+ 再加上代码块和表格" in out.stdout
+
+
+def test_piped_eof_never_makes_a_question_wait(fake: FakeServer, workspace: Path,
+                                               cli_env: dict[str, str],
+                                               brain: DemoBrain) -> None:
+    """No answers on stdin and a 30-minute timeout: the question falls through at once."""
+    import time
+
+    started = time.monotonic()
+    out = flower(workspace, "--clarify-only", ASK)  # default --timeout 1800
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert time.monotonic() - started < 60
+    log = (workspace / ".flower" / "notes" / "问答记录.md").read_text()
+    assert "[declined]" in log or "[timeout]" in log
+
+
+def test_verbose_prints_the_config_with_the_key_masked(fake: FakeServer, workspace: Path,
+                                                       cli_env: dict[str, str],
+                                                       brain: DemoBrain) -> None:
+    key = cli_env["ANTHROPIC_API_KEY"]
+    out = flower(workspace, "-v", "--timeout", "0", "--clarify-only", ASK)
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert "ANTHROPIC_API_KEY" in out.stdout and key[:4] in out.stdout
+    assert key not in out.stdout + out.stderr
+    assert fake.url in out.stdout
