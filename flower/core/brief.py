@@ -31,6 +31,7 @@ import re
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from flower import texts
 from flower.core.paths import atomic_write
@@ -194,8 +195,45 @@ _KEYS = ("goal", "accept", "bounds", "unknowns")
 _NAMES = dict(zip(_KEYS, texts.BRIEF_SECTIONS, strict=True))
 
 
+class FrozenDocument:
+    """``write``/``load`` shared by the frozen documents (brief, goal, handoff): an atomic
+    write — a crash never leaves half a document that would later read as complete — and a
+    load that gives ``None`` when there is no readable file. Subclasses are dataclasses with
+    a ``path`` field and ``parse``/``to_markdown``."""
+
+    path: Path | None
+
+    @classmethod
+    def parse(cls, text: str) -> Any:
+        raise NotImplementedError
+
+    def to_markdown(self) -> str:
+        raise NotImplementedError
+
+    def write(self, path: str | Path) -> Path:
+        """Freeze to ``path`` atomically; returns the resolved path."""
+        target = Path(path)
+        atomic_write(target, self.to_markdown())
+        self.path = target.resolve()
+        return self.path
+
+    @classmethod
+    def load(cls, path: str | Path) -> Any:
+        """The document at ``path``, or ``None`` if there is no readable one."""
+        text = read_document(path)
+        if text is None:
+            return None
+        doc = cls.parse(text)
+        doc._loaded(text)
+        doc.path = Path(path).resolve()
+        return doc
+
+    def _loaded(self, text: str) -> None:
+        """Hook: pick up what ``parse`` does not (e.g. a header) from the file's text."""
+
+
 @dataclass
-class Brief:
+class Brief(FrozenDocument):
     """The four sections every downstream step works from; each blocks one failure class
     (wrong thing built, "works well" criteria, scope creep, silent wrong premises)."""
 
@@ -232,22 +270,4 @@ class Brief:
     def prompt_block(self) -> str:
         """Compact form for the next step's prompt: filled sections only, no header."""
         return "\n\n".join(f"## {name}\n{body}" for name, body in self._sections() if body)
-
-    def write(self, path: str | Path) -> Path:
-        """Freeze to ``path`` atomically (a crash never leaves half a brief that would
-        later count as "complete enough"); returns the resolved path."""
-        target = Path(path)
-        atomic_write(target, self.to_markdown())
-        self.path = target.resolve()
-        return self.path
-
-    @classmethod
-    def load(cls, path: str | Path) -> Brief | None:
-        """The frozen brief at ``path``, or ``None`` if there is no readable one."""
-        text = read_document(path)
-        if text is None:
-            return None
-        brief = cls.parse(text)
-        brief.path = Path(path).resolve()
-        return brief
 

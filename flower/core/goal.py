@@ -15,12 +15,11 @@ from pathlib import Path
 from flower import texts
 from flower.core.brief import (
     PREAMBLE,
+    FrozenDocument,
     first_filled,
-    read_document,
     split_sections,
     strip_fences,
 )
-from flower.core.paths import atomic_write
 
 __all__ = ["Goal", "Verdict"]
 
@@ -57,7 +56,7 @@ def _folded(s: str) -> str:
 
 
 @dataclass
-class Goal:
+class Goal(FrozenDocument):
     """What "done" means, in checkable pieces; the judge walks ``checks`` item by item."""
 
     statement: str = ""
@@ -118,23 +117,6 @@ class Goal:
         see both what was asked and what changed."""
         self.statement += f"\n\n{texts.GOAL_AMENDED}{extra}"
         return self
-
-    def write(self, path: str | Path) -> Path:
-        """Freeze to ``path`` atomically; returns the resolved path."""
-        target = Path(path)
-        atomic_write(target, self.to_markdown())
-        self.path = target.resolve()
-        return self.path
-
-    @classmethod
-    def load(cls, path: str | Path) -> Goal | None:
-        """The frozen goal at ``path``, or ``None`` if there is no readable one."""
-        text = read_document(path)
-        if text is None:
-            return None
-        goal = cls.parse(text)
-        goal.path = Path(path).resolve()
-        return goal
 
 
 # --- Verdict matching ----------------------------------------------------------------------

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from flower import texts
-from flower.core.brief import first_filled, read_document, split_sections, strip_fences
+from flower.core.brief import FrozenDocument, first_filled, split_sections, strip_fences
 from flower.core.paths import atomic_write
 
 __all__ = [
@@ -56,7 +56,7 @@ def fmt_window(n: int) -> str:
 
 
 @dataclass
-class Handoff:
+class Handoff(FrozenDocument):
     """The five sections a successor needs; each guards against one kind of mistake
     (redoing finished work, reopening settled decisions, walking a known dead end, stalling,
     not finding things). ``step`` only names the document."""
@@ -111,24 +111,9 @@ class Handoff:
         body = [f"## {name}\n{text.strip()}" for name, text in self._sections() if text.strip()]
         return "\n\n".join([texts.HANDOFF_BLOCK_HEAD, *body, texts.HANDOFF_BLOCK_TAIL])
 
-    def write(self, path: str | Path) -> Path:
-        """Save atomically (a crash never leaves half a document for anyone to read)."""
-        target = Path(path)
-        atomic_write(target, self.to_markdown())
-        self.path = target.resolve()
-        return self.path
-
-    @classmethod
-    def load(cls, path: str | Path) -> Handoff | None:
-        """The document at ``path``, or ``None`` if there is no readable one."""
-        text = read_document(path)
-        if text is None:
-            return None
-        doc = cls.parse(text)
+    def _loaded(self, text: str) -> None:
         m = re.search(r"^#\s*交接书[(（](.*)[)）]\s*$", text, re.MULTILINE)
-        doc.step = m.group(1) if m else ""
-        doc.path = Path(path).resolve()
-        return doc
+        self.step = m.group(1) if m else ""
 
 
 def degraded(step: str, prompt: str, *, why: str = "") -> Handoff:
