@@ -11,7 +11,8 @@ keystrokes. A submitted line is routed:
 * otherwise → an added requirement: the coordinator's inbox, appended to ``需求.md``.
 
 Ctrl-C once stops the current turn at once and waits for the human's words (Enter = just
-carry on); twice within 2 s ends the run with exit code 130, the manifest written.
+carry on); pressed again while it waits (or twice within 2 s) it ends the run with exit code
+130, the manifest written.
 
 Piped stdin is a script of answers: each line answers the next question; at EOF every
 later question falls through at once ("nobody answered") — a pipe never makes a run wait.
@@ -164,9 +165,10 @@ class Session:
     # -- Ctrl-C -----------------------------------------------------------------------------
 
     def ctrl_c(self) -> None:
-        """Once: stop the turn now and wait for words. Twice within 2 s: end the run."""
+        """Once: stop the turn now and wait for words. Again while it waits for them (or
+        within 2 s anyway): end the run."""
         now = time.monotonic()
-        if now - self.last_ctrl_c <= DOUBLE_PRESS_S or not self.tty:
+        if self.holding or now - self.last_ctrl_c <= DOUBLE_PRESS_S or not self.tty:
             self.stop()
             return
         self.last_ctrl_c = now

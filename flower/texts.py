@@ -479,7 +479,7 @@ PROMPT_IDLE = "(直接说 = 加需求,下个检查点送达;? 开头 = 顺便问
 PROMPT_INTERRUPTED = "说点什么 (回车 = 什么也不说,接着做) > "
 INTERRUPTED = "已打断这一轮。正在跑的 subagent 会丢掉半成品。"
 INTERRUPT_PENDING = "还有 {n} 个提问在等回答,打断不影响它们。"
-INTERRUPT_SAY = "说点什么?(回车 = 什么也不说,接着做;2 秒内再按 Ctrl+C = 退出)"
+INTERRUPT_SAY = "说点什么?(回车 = 什么也不说,接着做;再按一次 Ctrl+C = 退出)"
 NO_INBOX = "这个 workflow 没有接 HumanChannel,说的话送不到 agent 那里。"
 INPUT_CLOSED = "输入已关闭"
 ASIDE_HEAD = "旁路"

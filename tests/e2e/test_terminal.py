@@ -160,7 +160,7 @@ def test_interactive_run(fake: FakeServer, workspace: Path, term_env: dict[str, 
 
         term.type("\x03")
         term.expect(texts.INTERRUPTED, at)
-        term.type("\x03")  # twice within 2 s: stop
+        term.type("\x03")  # again while it waits for words: stop
         assert term.proc.wait(WAIT) == 130
         brain.gates[3].set()
     finally:
