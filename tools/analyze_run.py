@@ -56,7 +56,8 @@ T = {
     "top": "最大的 {n} 个工具结果",
     "workbench": "工作台",
     "run_line": "运行 {run} · 开始于 {start} · {steps} 步(成功 {ok},失败 {failed})· {cost} · {dur}",
-    "totals": "合计 {runs} 次运行 · {steps} 步 · {sessions} 个主会话 + {subs} 个子代理 · {cost} · {dur}",
+    "totals": "合计 {runs} 次运行 · {steps} 步 · {sessions} 个主会话 + {subs} 个子代理"
+              " · {cost} · {dur}",
     "no_rows": "清单里没有步骤(或没有 manifest.json)",
     "no_db": "没有可读的 sessions.db:会话、工具、上下文这几节是空的",
     "none": "(无)",
