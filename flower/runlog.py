@@ -57,6 +57,7 @@ import math
 import re
 import sqlite3
 import sys
+import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -65,14 +66,14 @@ from flower import texts
 from flower.core import manifest as _manifest
 from flower.core.lineage import recorded_workspace
 from flower.core.paths import project_key
-from flower.core.usage import human_tokens
-from flower.stores.readonly import NoSessions, Round, connect_ro, main_rounds
+from flower.core.usage import entry_context, human_tokens
+from flower.stores.readonly import NoSessions, Round, connect_ro, main_rounds, parse_timestamp
 
 if TYPE_CHECKING:
     from rich.console import Console
 
-__all__ = ["CorruptManifest", "NoRuns", "Row", "Run", "RunLog", "load_runs", "main", "render",
-           "to_json"]
+__all__ = ["CorruptManifest", "NoRuns", "Row", "Run", "RunLog", "SessionDetail", "ToolResult",
+           "Transcript", "load_details", "load_runs", "main", "render", "slope", "to_json"]
 
 DB_NAME = "sessions.db"
 DEFAULT_RUN_DIR = "runs"
@@ -130,6 +131,7 @@ class Row:
     duration_s: float | None = None
     context: int = 0
     rounds: list[int] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)  # every failed attempt, oldest first
 
     @property
     def sessions(self) -> list[str]:
@@ -248,6 +250,7 @@ def _row(raw: dict[str, Any]) -> Row:
     sid = raw.get("session_id")
     retired = raw.get("retired")
     cost = _number(raw.get("cost_usd"))
+    errors = raw.get("errors")
     return Row(
         step=step, base=base, kind=kind, n=n,
         ok=raw.get("ok") is True,
@@ -261,6 +264,7 @@ def _row(raw: dict[str, Any]) -> Row:
         num_turns=_count(raw.get("num_turns")),
         started_at=started, ended_at=ended, duration_s=duration,
         context=max(0, _count(raw.get("context"))),
+        errors=[_text(e) or "" for e in errors] if isinstance(errors, list) else [],
     )
 
 
@@ -296,21 +300,23 @@ def read_manifest(run_dir: Path) -> list[dict[str, Any]]:
         raise CorruptManifest(path, reason.splitlines()[0] if reason else "?") from exc
 
 
-def _lookup(con: sqlite3.Connection, pk: str, sid: str) -> list[Round]:
-    """Rounds of session ``sid``: under this workspace's project key, else under whichever
-    project key holds it (a run folder moved from another machine or path)."""
-    rounds = main_rounds(con, f"{pk}/{sid}")
-    if rounds:
-        return rounds
+def _candidates(con: sqlite3.Connection, pk: str, sid: str) -> list[str]:
+    """Main-transcript keys that may hold session ``sid``: this workspace's first, then
+    whichever other project key holds it (a run folder moved from another machine or path)."""
     tail = f"/{sid}"
     keys = con.execute(
         "SELECT store_key FROM meta WHERE substr(store_key, -?) = ?", (len(tail), tail)
     ).fetchall()
-    for (key,) in keys:
-        if isinstance(key, str) and key.count("/") == 1 and key != f"{pk}/{sid}":
-            rounds = main_rounds(con, key)
-            if rounds:
-                return rounds
+    return [f"{pk}/{sid}", *(key for (key,) in keys if isinstance(key, str)
+                             and key.count("/") == 1 and key != f"{pk}/{sid}")]
+
+
+def _lookup(con: sqlite3.Connection, pk: str, sid: str) -> list[Round]:
+    """Rounds of session ``sid`` (see :func:`_candidates` for where it is looked up)."""
+    for key in _candidates(con, pk, sid):
+        rounds = main_rounds(con, key)
+        if rounds:
+            return rounds
     return []
 
 
@@ -369,6 +375,254 @@ def load_runs(run_dir: Path, workspace: Path | None = None) -> RunLog:
             row.rounds = [r.context for sid in row.sessions for r in sessions.get(sid, [])
                           if _in_window(row, r.at)]
     return RunLog(run_dir=run_dir, workspace=ws, db=db, runs=runs, sessions=sessions)
+
+
+# --- transcripts: the post-mortem view (tools/analyze_run.py) ------------------------------
+
+#: Tool names of a subagent dispatch in the main thread (the CLI renamed ``Task`` to ``Agent``).
+DISPATCH_TOOLS = frozenset({"Agent", "Task"})
+TOP_RESULTS = 10
+_PREVIEW = 120
+_SPILL_HEAD = texts.SPILL_NOTE.split("{", 1)[0]  # live spill_guard pointers start like this
+_DENIAL_KINDS = ("permission-rule", "automode-blocked")
+
+
+@dataclass
+class ToolResult:
+    """One tool result as stored (before any resume-time rewriting)."""
+
+    chars: int
+    tool: str
+    session_id: str
+    agent: str | None  # the subagent's id, None for the main thread
+    at: float | None
+    preview: str
+
+
+@dataclass
+class Transcript:
+    """What one stored transcript (a main session or one of its subagents) holds."""
+
+    key: str
+    session_id: str
+    agent: str | None = None  # "agent-…" for a subagent transcript
+    entries: int = 0
+    rounds: list[Round] = field(default_factory=list)
+    calls: list[tuple[float | None, str]] = field(default_factory=list)  # (when, tool name)
+    results: list[ToolResult] = field(default_factory=list)
+    input_tokens: int = 0
+    cache_read: int = 0
+    cache_creation: int = 0
+    output_tokens: int = 0
+    thinking_tokens: int = 0
+    api_errors: int = 0  # the CLI's synthetic error messages (outages, refusals)
+    denials: int = 0  # tool calls refused by a permission rule or hook
+    spill_pointers: int = 0  # results spill_guard replaced by a pointer while live
+    first_at: float | None = None
+    last_at: float | None = None
+
+    @property
+    def dispatches(self) -> int:
+        return sum(1 for _, name in self.calls if name in DISPATCH_TOOLS)
+
+    @property
+    def duration_s(self) -> float | None:
+        if self.first_at is None or self.last_at is None:
+            return None
+        return round(self.last_at - self.first_at, 2)
+
+
+@dataclass
+class SessionDetail:
+    """A main session, its subagents, and what a resume-time ``load()`` would rewrite."""
+
+    session_id: str
+    main: Transcript
+    subagents: list[Transcript] = field(default_factory=list)
+    #: counts of the store's layers on this transcript: expired, trimmed, kept, chars_saved
+    #: (layer 2) and pruned, denials_dropped, neutralized, healed (layer 3); None: not computed
+    resume: dict[str, int] | None = None
+
+
+def _tool_names(entries: list[dict[str, Any]]) -> dict[str, str]:
+    names: dict[str, str] = {}
+    for e in entries:
+        for b in _blocks(e):
+            if b.get("type") == "tool_use" and isinstance(b.get("id"), str):
+                names[b["id"]] = str(b.get("name") or "?")
+    return names
+
+
+def _blocks(entry: Any) -> list[dict[str, Any]]:
+    message = entry.get("message") if isinstance(entry, dict) else None
+    content = message.get("content") if isinstance(message, dict) else None
+    return [b for b in content if isinstance(b, dict)] if isinstance(content, list) else []
+
+
+def _body(block: dict[str, Any]) -> str:
+    body = block.get("content")
+    if isinstance(body, str):
+        return body
+    if isinstance(body, list):
+        parts = [b.get("text") if isinstance(b, dict) and isinstance(b.get("text"), str)
+                 else json.dumps(b, ensure_ascii=False, default=str) for b in body]
+        return "\n".join(parts)
+    return "" if body is None else json.dumps(body, ensure_ascii=False, default=str)
+
+
+def _tally(key: str, sid: str, agent: str | None,
+           entries: list[dict[str, Any]]) -> Transcript:
+    """One pass over a transcript's entries."""
+    t = Transcript(key=key, session_id=sid, agent=agent, entries=len(entries))
+    names = _tool_names(entries)
+    seen: dict[str, int] = {}  # message id -> index in t.rounds (one entry per content block)
+    for n, e in enumerate(entries):
+        if not isinstance(e, dict):
+            continue
+        at = _timestamp_of(e)
+        if at is not None:
+            t.first_at = at if t.first_at is None else min(t.first_at, at)
+            t.last_at = at if t.last_at is None else max(t.last_at, at)
+        message = e.get("message") if isinstance(e.get("message"), dict) else {}
+        if e.get("type") == "assistant":
+            if e.get("isApiErrorMessage") or message.get("model") == "<synthetic>":
+                t.api_errors += 1
+                continue
+            for b in _blocks(e):
+                if b.get("type") == "tool_use":
+                    t.calls.append((at, str(b.get("name") or "?")))
+            size = entry_context(e)
+            if size:
+                mid = message.get("id")
+                ident = mid if isinstance(mid, str) and mid else f"#{n}"
+                if ident not in seen:
+                    seen[ident] = len(t.rounds)
+                    t.rounds.append(Round(at, size))
+                    usage = message.get("usage") or {}
+                    t.input_tokens += _count(usage.get("input_tokens"))
+                    t.cache_read += _count(usage.get("cache_read_input_tokens"))
+                    t.cache_creation += _count(usage.get("cache_creation_input_tokens"))
+                    t.output_tokens += _count(usage.get("output_tokens"))
+                    details = usage.get("output_tokens_details")
+                    if isinstance(details, dict):
+                        t.thinking_tokens += _count(details.get("thinking_tokens"))
+        elif e.get("type") == "user":
+            denied = e.get("toolDenialKind") in _DENIAL_KINDS
+            for b in _blocks(e):
+                if b.get("type") != "tool_result":
+                    continue
+                t.denials += denied
+                body = _body(b)
+                if body.startswith(_SPILL_HEAD):
+                    t.spill_pointers += 1
+                tool = names.get(str(b.get("tool_use_id")), "?")
+                preview = " ".join(body[:_PREVIEW * 2].split())[:_PREVIEW]
+                t.results.append(ToolResult(len(body), tool, sid, agent, at, preview))
+    return t
+
+
+def _timestamp_of(entry: dict[str, Any]) -> float | None:
+    return parse_timestamp(entry.get("timestamp"))
+
+
+def _entries(con: sqlite3.Connection, key: str) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = []
+    for (payload,) in con.execute(
+            "SELECT payload FROM entries WHERE store_key = ? ORDER BY seq", (key,)):
+        try:
+            entry = json.loads(payload)
+        except (TypeError, ValueError):
+            continue  # a bad row is skipped, like the reference's reader
+        if isinstance(entry, dict):
+            out.append(entry)
+    return out
+
+
+def _main_keys(con: sqlite3.Connection) -> list[str]:
+    return [k for (k,) in con.execute("SELECT store_key FROM meta ORDER BY mtime")
+            if isinstance(k, str) and k.count("/") == 1]
+
+
+def _resume_counts(entries: list[dict[str, Any]], scratch: Path) -> dict[str, int]:
+    """What the store's load() would rewrite in ``entries`` — expire, trim, prune — run on a
+    throwaway store in ``scratch`` (spill files land there, never in the run dir)."""
+    from flower.stores.prune import PruningSessionStore
+
+    store = PruningSessionStore(scratch / "scratch.db", scratch)
+    try:
+        store.last_report = {"expired": 0, "cleared": 0, "kept": 0, "chars_saved": 0}
+        copy = store.trim(store.expire(entries))
+        store.prune(copy)
+        r = store.last_report
+        return {"expired": r["expired"], "trimmed": r["cleared"], "kept": r["kept"],
+                "chars_saved": r["chars_saved"], "pruned": store.pruned,
+                "denials_dropped": store.denials_dropped, "neutralized": store.neutralized,
+                "healed": store.healed}
+    finally:
+        store.close()
+
+
+def load_details(log: RunLog, *, resume: bool = True) -> dict[str, SessionDetail]:
+    """Every main session in ``sessions.db`` — the manifest's first (live and handed-off,
+    in manifest order), then any other (an aside, a run without a manifest row) — with its
+    subagents. Read-only; with ``resume`` the resume-time rewrite is counted on a scratch
+    store in a temporary folder (this imports the SDK). Empty when the db is unreadable."""
+    db = log.run_dir / DB_NAME
+    if not db.is_file():
+        return {}
+    try:
+        con = connect_ro(db)
+    except NoSessions:
+        return {}
+    if con is None:
+        return {}
+    pk = project_key(log.workspace)
+    wanted = list(dict.fromkeys(sid for row in log.rows for sid in row.sessions))
+    out: dict[str, SessionDetail] = {}
+    try:
+        keys: dict[str, str] = {}
+        for sid in wanted:
+            for key in _candidates(con, pk, sid):
+                if con.execute("SELECT 1 FROM meta WHERE store_key = ?", (key,)).fetchone():
+                    keys[sid] = key
+                    break
+        for key in _main_keys(con):
+            sid = key.split("/", 1)[1]
+            keys.setdefault(sid, key)
+        with tempfile.TemporaryDirectory(prefix="flower-analyze-") as tmp:
+            for n, (sid, key) in enumerate(keys.items()):
+                entries = _entries(con, key)
+                detail = SessionDetail(sid, _tally(key, sid, None, entries))
+                prefix = f"{key}/subagents/"
+                subs = con.execute(
+                    "SELECT store_key FROM meta WHERE substr(store_key, 1, ?) = ? ORDER BY mtime",
+                    (len(prefix), prefix)).fetchall()
+                for (sub,) in subs:
+                    agent = sub[len(prefix):]
+                    detail.subagents.append(_tally(sub, sid, agent, _entries(con, sub)))
+                if resume and entries:
+                    scratch = Path(tmp) / str(n)
+                    scratch.mkdir()
+                    detail.resume = _resume_counts(entries, scratch)
+                out[sid] = detail
+    except sqlite3.Error:
+        return out
+    finally:
+        con.close()
+    return out
+
+
+def slope(values: list[int]) -> float | None:
+    """Context growth per round as the reference's case studies state it:
+    ``(last − first) / rounds`` (HT001: 28.7K → 185.9K over 70 rounds ≈ 2.2K/round)."""
+    if len(values) < 2:
+        return None
+    return (values[-1] - values[0]) / len(values)
+
+
+def in_window(row: Row, at: float | None) -> bool:
+    """Does a transcript event stamped ``at`` belong to ``row`` (its time window)?"""
+    return _in_window(row, at)
 
 
 # --- json -------------------------------------------------------------------------------

@@ -16,7 +16,8 @@ from pathlib import Path
 
 from flower.core.usage import entry_context
 
-__all__ = ["NoSessions", "Round", "connect_ro", "last_context", "main_rounds"]
+__all__ = ["NoSessions", "Round", "connect_ro", "last_context", "main_rounds",
+           "parse_timestamp"]
 
 _MAGIC = b"SQLite format 3\0"
 SYNTHETIC_MODEL = "<synthetic>"  # the CLI's own messages (outage notes), not API calls
@@ -88,6 +89,11 @@ def _timestamp(value: object) -> float | None:
     if stamp.tzinfo is None:
         stamp = stamp.replace(tzinfo=_dt.timezone.utc)
     return stamp.timestamp()
+
+
+def parse_timestamp(value: object) -> float | None:
+    """Unix time of a transcript entry's ISO ``timestamp``; None when absent or malformed."""
+    return _timestamp(value)
 
 
 def main_rounds(con: sqlite3.Connection, key: str) -> list[Round]:
