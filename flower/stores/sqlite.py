@@ -39,6 +39,8 @@ from claude_agent_sdk import (
 )
 
 from flower.core.usage import entry_context
+from flower.stores.codec import encode
+from flower.stores.rows import Rejected, plan_append
 
 __all__ = ["SCHEMA", "SqliteSessionStore", "StoreCorruptError", "store_key"]
 
@@ -76,9 +78,6 @@ _COLUMNS = {
     "summaries": ["project_key", "session_id", "mtime", "data"],
 }
 _MAGIC = b"SQLite format 3\x00"
-# Entries are plain JSON from the CLI (no cycles possible); skipping the cycle check and
-# the per-call kwargs handling of json.dumps is ~15% of append time.
-_ENCODE = json.JSONEncoder(ensure_ascii=False, check_circular=False).encode
 _BUSY_TIMEOUT_MS = 30_000
 _IN_CHUNK = 500  # uuids per "IN (...)" lookup; well under SQLite's variable limit
 
@@ -192,6 +191,7 @@ class SqliteSessionStore(SessionStore):
         self.path = Path(path)
         self._lock = threading.Lock()
         self._last_mtime = 0
+        self.rejected: list[Rejected] = []  # entries append could not store (see rows.py)
         if self.path.exists():
             _validate_existing(self.path)
         else:
@@ -279,28 +279,15 @@ class SqliteSessionStore(SessionStore):
         skey: str,
         entries: list[SessionStoreEntry],
     ) -> None:
-        dumps = _ENCODE
-        rows = [(e.get("uuid"), dumps(e)) for e in entries]
-        uids = [u for u, _ in rows if isinstance(u, str)]
-        seen = self._stored_uids(conn, skey, uids) if uids else set()
-        fresh: list[SessionStoreEntry] = []
-        values: list[tuple[str, str | None, str]] = []
-        for entry, (uid, payload) in zip(entries, rows, strict=True):
-            if isinstance(uid, str):
-                if uid in seen:
-                    continue
-                seen.add(uid)
-            else:
-                uid = None
-            fresh.append(entry)
-            values.append((skey, uid, payload))
+        fresh, values = plan_append(self, key, entries,
+                                    lambda uids: self._stored_uids(conn, skey, uids))
         if not values:
             return
         row = conn.execute("SELECT next_seq FROM meta WHERE store_key=?", (skey,)).fetchone()
         start = row[0] if row else 0
         conn.executemany(
             "INSERT INTO entries(store_key, seq, uid, payload) VALUES (?, ?, ?, ?)",
-            [(k, start + i, u, p) for i, (k, u, p) in enumerate(values)],
+            [(skey, start + i, u, p) for i, (u, p) in enumerate(values)],
         )
         mtime = self._next_mtime(conn)
         conn.execute(
@@ -342,7 +329,7 @@ class SqliteSessionStore(SessionStore):
             "INSERT INTO summaries(project_key, session_id, mtime, data) VALUES (?, ?, ?, ?) "
             "ON CONFLICT(project_key, session_id) DO UPDATE SET mtime=excluded.mtime, "
             "data=excluded.data",
-            (pk, sid, mtime, json.dumps(folded["data"], ensure_ascii=False)),
+            (pk, sid, mtime, encode(folded["data"])),
         )
 
     async def load(self, key: SessionKey) -> list[SessionStoreEntry] | None:
