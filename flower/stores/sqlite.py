@@ -39,10 +39,10 @@ from claude_agent_sdk import (
 )
 
 from flower.core.usage import entry_context
-from flower.stores.codec import encode
+from flower.stores.codec import decode_many, encode
 from flower.stores.rows import Rejected, plan_append
 
-__all__ = ["SCHEMA", "SqliteSessionStore", "StoreCorruptError", "store_key"]
+__all__ = ["SCHEMA", "SqliteSessionStore", "StoreCorruptError", "gc_paused", "store_key"]
 
 T = TypeVar("T")
 
@@ -168,7 +168,7 @@ def _validate_existing(path: Path) -> None:
 
 
 @contextmanager
-def _gc_paused() -> Iterator[None]:
+def gc_paused() -> Iterator[None]:
     """Hold off CPython's cyclic GC while a transcript is parsed and rewritten.
 
     ``load()`` of a long run allocates millions of dicts/lists that form no cycles; the
@@ -338,17 +338,20 @@ class SqliteSessionStore(SessionStore):
         return await anyio.to_thread.run_sync(self._load_sync, key, skey)
 
     def _load_sync(self, key: SessionKey, skey: str) -> list[SessionStoreEntry] | None:
-        with _gc_paused():
+        with gc_paused():
             entries = self._read(skey)
             return None if entries is None else self._rewrite(key, entries)
 
-    def _read(self, skey: str) -> list[SessionStoreEntry] | None:
-        loads = json.loads
+    def read_entries(self, key: SessionKey) -> list[SessionStoreEntry] | None:
+        """Sync, thread-safe: the stored entries of ``key``, freshly parsed (callers may edit
+        them), or None. What ``LayeredSessionStore`` reads."""
+        return self._read(store_key(key))
 
+    def _read(self, skey: str) -> list[SessionStoreEntry] | None:
         def read(conn: sqlite3.Connection) -> list[SessionStoreEntry]:
             cur = conn.execute("SELECT payload FROM entries WHERE store_key=? ORDER BY seq",
                                (skey,))
-            return [loads(p) for (p,) in cur]
+            return decode_many(p for (p,) in cur)
 
         entries = self._locked(read)
         return entries or None
