@@ -56,6 +56,7 @@ from flower import texts
 from flower.core.usage import entry_context
 from flower.stores.codec import decode, decode_many, encode
 from flower.stores.rows import Rejected, plan_append
+from flower.stores.select import is_postgres_url
 from flower.stores.sqlite import store_key
 
 try:
@@ -100,7 +101,6 @@ CREATE TABLE IF NOT EXISTS {s}.summaries (
     PRIMARY KEY (project_key, session_id)
 );
 """
-_URL = re.compile(r"^postgres(ql)?://", re.IGNORECASE)
 
 
 class StoreUnavailable(RuntimeError):
@@ -109,10 +109,6 @@ class StoreUnavailable(RuntimeError):
 
 class StoreVersionError(RuntimeError):
     """The schema was written by a newer flower; nothing is read or written."""
-
-
-def is_postgres_url(value: object) -> bool:
-    return isinstance(value, str) and bool(_URL.match(value.strip()))
 
 
 def display_url(url: str) -> str:

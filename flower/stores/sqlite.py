@@ -431,6 +431,12 @@ class SqliteSessionStore(SessionStore):
         rows = self._locked(lambda c: c.execute("SELECT store_key FROM meta").fetchall())
         return sorted({k.split("/", 1)[0] for (k,) in rows})
 
+    def transcripts(self) -> list[str]:
+        """Every store key (main and subagent transcripts), sorted."""
+        rows = self._locked(
+            lambda c: c.execute("SELECT store_key FROM meta ORDER BY store_key").fetchall())
+        return [k for (k,) in rows]
+
     def has_session(self, project_key: str, session_id: str) -> bool:
         """Is the main transcript there? One meta lookup, no payload read (lineage check)."""
         skey = store_key({"project_key": project_key, "session_id": session_id})
