@@ -275,7 +275,8 @@ def copy_store(src: str, dst: str) -> int:
     try:
         result = copy_sessions(src, dst)
     except (CopyError, RuntimeError, ValueError, OSError) as exc:
-        return fail(out, str(exc))
+        out.print(f"[red]x {_escape(str(exc))}[/]", soft_wrap=True)  # one line, never wrapped
+        return 1
     out.print(_escape(texts.STORE_COPY_DONE.format(
         sessions=result.sessions, transcripts=result.transcripts, entries=result.entries,
         src=shown(src), dst=shown(dst))), soft_wrap=True)
