@@ -169,7 +169,8 @@ def test_selection_rules(pg: TempPostgres, tmp_path: Path, home: Path,
                          monkeypatch: pytest.MonkeyPatch) -> None:
     url = pg.createdb("select_rules")
     monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-test-0000000000")
-    monkeypatch.delenv("FLOWER_STORE_URL", raising=False)
+    monkeypatch.setenv("FLOWER_STORE_URL", "-")  # recorded, so teardown restores "unset"
+    monkeypatch.delenv("FLOWER_STORE_URL")
     monkeypatch.chdir(tmp_path)
     ws, runs = tmp_path / "ws", tmp_path / "runs"
     rt = Runtime(workspace=ws, run_dir=runs)
@@ -181,7 +182,8 @@ def test_selection_rules(pg: TempPostgres, tmp_path: Path, home: Path,
     assert isinstance(rt.store.backend, PostgresSessionStore)
     assert rt.store.policy is rt.trim_policy
     rt.close()
-    monkeypatch.delenv("FLOWER_STORE_URL", raising=False)
+    os.environ.pop("FLOWER_STORE_URL", None)  # load_dotenv put it there
+    (tmp_path / ".env").unlink()
     mine = PostgresSessionStore(url, schema="own")
     rt = Runtime(workspace=ws, run_dir=runs, store=mine)  # an object: wrapped in the layers
     assert rt.store.backend is mine
