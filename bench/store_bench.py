@@ -1,12 +1,18 @@
 """Session-store benchmark (run by hand): append throughput, load latency, load memory.
 
     /work/venv/bin/python bench/store_bench.py [--entries 50000] [--mb 100]
+    /work/venv/bin/python bench/store_bench.py --store postgres [--pg-url URL]
 
 Builds a synthetic transcript shaped like the CLI's (one block per assistant entry, tool
 results as user entries, ephemeral Bash look-ups, denials, API-error debris), appends it in
 SDK-sized batches, then compares ``load()`` of the bare SQLite store with the full
 trim + prune pipeline. Targets: append >= 20,000 entries/s; pipeline load <= 1.5x SQLite
 load; peak memory during load <= 3x transcript size.
+
+``--store postgres`` runs the same transcript through ``PostgresSessionStore`` too (a
+throwaway server from ``flower.testing.postgres`` unless ``--pg-url`` is given) and prints
+it side by side with SQLite as ratios, plus the floor of a PostgreSQL load — fetching the
+rows and decoding them with orjson, nothing else — and the layered load against it.
 """
 
 from __future__ import annotations
@@ -129,7 +135,12 @@ async def main() -> None:
     ap.add_argument("--entries", type=int, default=50_000)
     ap.add_argument("--mb", type=float, default=100.0)
     ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--store", choices=["sqlite", "postgres"], default="sqlite")
+    ap.add_argument("--pg-url", default=None, help="use this server instead of a scratch one")
     args = ap.parse_args()
+    if args.store == "postgres":
+        await postgres_bench(args)
+        return
 
     entries = transcript(args.entries, int(args.mb * 1e6))
     size = sum(len(json.dumps(e, ensure_ascii=False).encode()) for e in entries)
@@ -165,6 +176,80 @@ async def main() -> None:
               f" (target <= 3x transcript)")
         base.close()
         pipe.close()
+
+
+def pg_floor(url: str, schema: str) -> tuple[float, int]:
+    """Read every row of KEY and decode it with orjson: the least any load can cost."""
+    import orjson
+    import psycopg
+
+    from flower.stores.sqlite import gc_paused, store_key
+
+    gc.collect()
+    with psycopg.connect(url) as conn, conn.cursor(binary=True) as cur, gc_paused():
+        start = time.perf_counter()  # connected already: the stores' pools are warm too
+        cur.execute(f"SELECT convert_to(payload, 'UTF8') FROM {schema}.entries "
+                    "WHERE store_key=%s ORDER BY seq", (store_key(KEY),))
+        out = [orjson.loads(p) for (p,) in cur]
+        secs = time.perf_counter() - start
+    n = len(out)
+    del out
+    return secs, n
+
+
+async def postgres_bench(args: argparse.Namespace) -> None:
+    from flower.stores.layered import LayeredSessionStore
+    from flower.stores.postgres import PostgresSessionStore
+    from flower.testing.postgres import TempPostgres
+
+    entries = transcript(args.entries, int(args.mb * 1e6))
+    size = sum(len(json.dumps(e, ensure_ascii=False).encode()) for e in entries)
+    print(f"transcript: {len(entries):,} entries, {size / 1e6:.1f} MB of JSON")
+    server = None
+    url = args.pg_url
+    if url is None:
+        server = TempPostgres()
+        server.start()
+        url = server.url
+    schema = f"bench_{int(time.time())}"
+    try:
+        with tempfile.TemporaryDirectory() as tmp:
+            root = Path(tmp)
+            lite = SqliteSessionStore(root / "sessions.db")
+            pg = PostgresSessionStore(url, schema=schema)
+            rate = {}
+            for name, store in (("sqlite", lite), ("postgres", pg)):
+                secs = await append_all(store, entries)
+                rate[name] = len(entries) / secs
+                print(f"append {name:8s}: {secs:.2f} s -> {rate[name]:,.0f} entries/s")
+            print(f"  ratio postgres/sqlite append rate: {rate['postgres'] / rate['sqlite']:.2f}x")
+            del entries
+            gc.collect()
+            ws = root / "ws"
+            policy = TrimPolicy(enabled=True)
+            lite_l = PruningSessionStore(root / "sessions.db", ws, policy=policy)
+            pg_l = LayeredSessionStore(pg, ws, policy=policy)
+            await lite_l.load(KEY)  # first loads write the spill files
+            await pg_l.load(KEY)
+            (t_lite, n1), (t_pg, n2), (t_pgraw, n3) = await timed_loads(
+                [lite_l, pg_l, pg], args.rounds)
+            floors = [pg_floor(url, schema) for _ in range(args.rounds)]
+            t_floor = statistics.median(f[0] for f in floors)
+            print(f"layered load sqlite:   {t_lite:.2f} s ({n1:,} entries)")
+            print(f"layered load postgres: {t_pg:.2f} s ({n2:,} entries)"
+                  f"  ratio postgres/sqlite {t_pg / t_lite:.2f}x")
+            print(f"bare load postgres:    {t_pgraw:.2f} s ({n3:,} entries)")
+            print(f"floor (fetch rows + orjson.loads): {t_floor:.2f} s ({floors[0][1]:,} rows)")
+            print(f"  ratio layered postgres load / floor: {t_pg / t_floor:.2f}x (target <= 2x)")
+            m_pg = await peak_memory(pg_l)
+            print(f"peak traced memory, layered postgres load: {m_pg / 1e6:.0f} MB "
+                  f"({m_pg / size:.2f}x transcript)")
+            lite.close()
+            lite_l.close()
+            pg.close()
+    finally:
+        if server is not None:
+            server.cleanup()
 
 
 if __name__ == "__main__":

@@ -22,11 +22,11 @@ import click
 
 from flower import __version__
 
-COMMANDS = ("go", "run", "once", "setup", "demo", "log")
+COMMANDS = ("go", "run", "once", "setup", "demo", "log", "store")
 # flag -> takes a value?
 GLOBAL_FLAGS = {"-w": True, "--workspace": True, "-r": True, "--run-dir": True,
                 "-v": False, "--verbose": False, "-W": False, "--workbench": False,
-                "-T": False, "--trim": False}
+                "-T": False, "--trim": False, "--store": True}
 HELP = ("-h", "--help")
 GROUP_ONLY = (*HELP, "-V", "--version")  # answered by the group itself
 
@@ -89,6 +89,7 @@ class Globals:
     verbose: bool
     workbench: bool
     trim: bool
+    store: str | None = None
 
 
 CONTEXT = {"help_option_names": list(HELP), "max_content_width": 100}
@@ -105,10 +106,13 @@ CONTEXT = {"help_option_names": list(HELP), "max_content_width": 100}
               help="run/once: give a workflow without one a workbench (<run-dir>/workbench).")
 @click.option("-T", "--trim", is_flag=True,
               help="run/once: trim old large tool results on resume (go trims by default).")
+@click.option("--store", "store", default=None, metavar="URL",
+              help="Session store: postgresql://… or a sessions.db path "
+                   "(default: $FLOWER_STORE_URL, else <run-dir>/sessions.db).")
 @click.version_option(__version__, "-V", "--version", prog_name="flower")
 @click.pass_context
 def main(ctx: click.Context, workspace: str, run_dir: str | None, verbose: bool,
-         workbench: bool, trim: bool) -> None:
+         workbench: bool, trim: bool, store: str | None) -> None:
     """flower: long-horizon agent runs that survive crashes, outages and full context windows.
 
     \b
@@ -117,7 +121,12 @@ def main(ctx: click.Context, workspace: str, run_dir: str | None, verbose: bool,
       flower run flows.py:main         your own workflow (import flower)
       flower once "读一眼这个仓库"       one agent, one shot
     """
-    ctx.obj = Globals(workspace, run_dir, verbose, workbench, trim)
+    if store:
+        import os
+
+        # every Runtime of this process (and flower log) picks the store up from here
+        os.environ["FLOWER_STORE_URL"] = store
+    ctx.obj = Globals(workspace, run_dir, verbose, workbench, trim, store)
     if ctx.invoked_subcommand is None:
         click.echo(ctx.get_help())
 
@@ -207,6 +216,22 @@ def log_cmd(g: Globals, run_dir: str | None, as_json: bool) -> None:
     from flower.commands import show_log
 
     sys.exit(show_log(g, run_dir, as_json=as_json))
+
+
+@main.group("store", context_settings=CONTEXT)
+def store_group() -> None:
+    """Session stores: copy sessions between SQLite and PostgreSQL."""
+
+
+@store_group.command("copy", context_settings=CONTEXT)
+@click.argument("src")
+@click.argument("dst")
+def store_copy(src: str, dst: str) -> None:
+    """Copy every session from SRC to DST (each a postgresql:// URL or a sessions.db path)
+    and verify every entry; sessions already in DST are completed, never doubled."""
+    from flower.commands import copy_store
+
+    sys.exit(copy_store(src, dst))
 
 
 def entry() -> None:  # pragma: no cover - console script wrapper

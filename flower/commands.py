@@ -253,3 +253,31 @@ def show_log(g: Globals, run_dir: str | None, *, as_json: bool) -> int:
     from flower.runlog import main as log_main
 
     return log_main(run_dir or str(dirs(g)[1]), as_json=as_json)
+
+
+# ------------------------------------------------------------------ store
+
+
+def copy_store(src: str, dst: str) -> int:
+    """``flower store copy SRC DST``: one line saying what was copied, or why not."""
+    from flower.stores.copy import CopyError, copy_sessions
+    from flower.stores.select import is_postgres_url
+
+    out = console()
+
+    def shown(spec: str) -> str:
+        if is_postgres_url(spec):
+            from flower.stores.postgres import display_url
+
+            return display_url(spec)
+        return spec
+
+    try:
+        result = copy_sessions(src, dst)
+    except (CopyError, RuntimeError, ValueError, OSError) as exc:
+        out.print(f"[red]x {_escape(str(exc))}[/]", soft_wrap=True)  # one line, never wrapped
+        return 1
+    out.print(_escape(texts.STORE_COPY_DONE.format(
+        sessions=result.sessions, transcripts=result.transcripts, entries=result.entries,
+        src=shown(src), dst=shown(dst))), soft_wrap=True)
+    return 0

@@ -67,7 +67,14 @@ from flower.core import manifest as _manifest
 from flower.core.lineage import recorded_workspace
 from flower.core.paths import project_key
 from flower.core.usage import entry_context, human_tokens
-from flower.stores.readonly import NoSessions, Round, connect_ro, main_rounds, parse_timestamp
+from flower.stores.readonly import (
+    NoSessions,
+    Round,
+    connect_ro,
+    main_rounds,
+    parse_timestamp,
+    rounds_from,
+)
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -320,7 +327,45 @@ def _lookup(con: sqlite3.Connection, pk: str, sid: str) -> list[Round]:
     return []
 
 
+def _read_sessions_pg(url: str, pk: str, ids: list[str]) -> tuple[str, dict[str, list[Round]]]:
+    """The same lookup in a PostgreSQL store (``--store`` / ``FLOWER_STORE_URL``); strictly
+    read-only: nothing is created, a missing schema means no sessions."""
+    try:
+        import psycopg
+    except ImportError:
+        return "unreadable", {}
+    sql = ("SELECT payload FROM flower.entries WHERE store_key = %s "
+           "AND strpos(payload, '\"assistant\"') > 0 ORDER BY seq")
+    found: dict[str, list[Round]] = {}
+    try:
+        with psycopg.connect(url, connect_timeout=10, application_name="flower-log") as con:
+            con.read_only = True
+            exists = con.execute("SELECT to_regclass('flower.entries')").fetchone()
+            if not exists or exists[0] is None:
+                return "missing", {}
+            for sid in ids:
+                keys = [f"{pk}/{sid}"] + [k for (k,) in con.execute(
+                    "SELECT store_key FROM flower.meta WHERE split_part(store_key, '/', 2) = %s "
+                    "AND split_part(store_key, '/', 3) = '' AND store_key <> %s",
+                    (sid, f"{pk}/{sid}"))]
+                for key in keys:
+                    rounds = rounds_from(p for (p,) in con.execute(sql, (key,)))
+                    if rounds:
+                        found[sid] = rounds
+                        break
+    except psycopg.Error:
+        return "unreadable", {}
+    return "ok", found
+
+
 def _read_sessions(db: Path, pk: str, ids: list[str]) -> tuple[str, dict[str, list[Round]]]:
+    from flower.stores.select import configured_url, is_postgres_url, sqlite_path
+
+    url = configured_url()
+    if url is not None:
+        if is_postgres_url(url):
+            return _read_sessions_pg(url, pk, ids)
+        db = sqlite_path(url)
     if not db.is_file():
         return "missing", {}
     try:

@@ -609,3 +609,16 @@ HANDOFF_WRITING = "上下文 {used}/{window} —— 写交接准备换代"
 HANDOFF_DONE = "交接写在 {path},新会话接手,上下文从 0 重新开始"
 HANDOFF_DONE_NO_FILE = "没有工作台,交接书只在新会话的提示里;新会话接手,上下文从 0 重新开始"
 HANDOFF_DONE_DEGRADED = "交接没写成,用了降级版本,新会话会自己查看现场"
+
+
+# --- stores: PostgreSQL backend, store selection, store copy -------------------------------
+# One line each; {url} is always shown with the password masked.
+STORE_BAD_URL = "会话库地址不对:{url}({reason})。形如 postgresql://用户:密码@主机:5432/库名,或者一个 sessions.db 的路径"
+STORE_UNREACHABLE = "连不上会话库 {url}:{reason}"
+STORE_NEWER_SCHEMA = "会话库 {url} 的表结构是更新的版本({found},这个 flower 只认到 {known}),拒绝读写;请升级 flower"
+STORE_NO_DRIVER = "要用 PostgreSQL 会话库,先安装:pip install 'flower[postgres]'"
+STORE_UNSTORABLE = "会话库存不下 {key} 的第 {position} 条记录(uuid {uid}):{reason};同批其余记录已存好"
+# flower store copy SRC DST
+STORE_COPY_DONE = "已复制 {sessions} 个会话({transcripts} 份记录,{entries} 条),逐条核对一致:{src} → {dst}"
+STORE_COPY_MISMATCH = "复制后核对不一致:{key} 第 {index} 条不同"
+STORE_COPY_SAME = "源和目标是同一个会话库,不复制"

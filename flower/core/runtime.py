@@ -41,7 +41,8 @@ from flower.core.manifest import FILENAME as MANIFEST_NAME
 from flower.core.manifest import Manifest
 from flower.core.paths import project_key as _project_key
 from flower.core.resilience import Resilience, classify, is_fatal_retry
-from flower.stores.prune import PrunePolicy, PruningSessionStore
+from flower.stores.prune import PrunePolicy
+from flower.stores.select import layered_store
 from flower.stores.trim import EphemeralPolicy, TrimPolicy
 
 if TYPE_CHECKING:
@@ -163,6 +164,7 @@ class Runtime:
         spill_threshold: int | None = 4000,
         resilience: Resilience | bool = True,
         handoff: HandoffPolicy | bool = True,
+        store: Any = None,
     ) -> None:
         self.workspace = Path(workspace).expanduser().resolve()
         self.workspace.mkdir(parents=True, exist_ok=True)
@@ -175,8 +177,10 @@ class Runtime:
             raise RuntimeError(problem)
         self.trim_policy: TrimPolicy = _coerce(trim, TrimPolicy)
         self.ephemeral_policy: EphemeralPolicy = _coerce(ephemeral, EphemeralPolicy)
-        self.store = PruningSessionStore(
-            self.run_dir / "sessions.db",
+        # store=None: FLOWER_STORE_URL (env or .env) or <run_dir>/sessions.db (select.py)
+        self.store = layered_store(
+            store,
+            run_dir=self.run_dir,
             workspace=self.workspace,
             policy=self.trim_policy,
             prune=PrunePolicy(keep_denials=keep_denials),
@@ -224,8 +228,25 @@ class Runtime:
         return _project_key(self.workspace)
 
     def has_session(self, session_id: str) -> bool:
-        """Is ``session_id`` stored for this workspace? (reads one meta row)"""
-        return bool(session_id) and self.store.has_session(self.project_key, session_id)
+        """Is ``session_id`` stored for this workspace? (reads one meta row)
+
+        With a shared store (PostgreSQL), a session stored under another workspace path
+        is adopted under this one first (see ``flower.stores.select``)."""
+        if not session_id:
+            return False
+        if self.store.has_session(self.project_key, session_id):
+            return True
+        return self._adopt(session_id)
+
+    def _adopt(self, session_id: str) -> bool:
+        adopt = getattr(self.store, "adopt", None)
+        if adopt is None:
+            return False
+        try:
+            return bool(adopt(self.project_key, session_id))
+        except Exception as exc:  # continuity is a bonus: a failed adoption starts fresh
+            log.warning("flower: could not adopt session %s: %s", session_id, exc)
+            return False
 
     def context_of(self, session_id: str) -> int:
         """Context size of the last round of ``session_id``, from the store."""
@@ -585,6 +606,7 @@ class Runtime:
                        resume: str | None, fork: bool, resume_at: str | None,
                        emit: EventSink) -> None:
         import anyio
+        import anyio.to_thread
         from claude_agent_sdk import ClaudeSDKClient
 
         result.ok = False
@@ -604,6 +626,9 @@ class Runtime:
             # two mechanisms shrinking one context cannot be told apart: handoff on ⇒ the
             # CLI's auto-compact off (an explicit CompactPolicy on the spec is respected)
             spec = replace(spec, compact=CompactPolicy(mode="no_summary"))
+        if resume and hasattr(self.store, "adopt"):
+            # a session written from another workspace path: make it loadable under ours
+            await anyio.to_thread.run_sync(self._adopt, resume)
         options = build_options(
             self._guarded(spec), cwd=self.workspace, session_store=self.store, resume=resume,
             fork=fork,

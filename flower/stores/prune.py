@@ -22,10 +22,7 @@ from __future__ import annotations
 
 import uuid
 from dataclasses import dataclass
-from pathlib import Path
-from typing import Any
-
-from claude_agent_sdk import SessionKey
+from typing import TYPE_CHECKING, Any
 
 from flower import texts
 from flower.stores.transcript import (
@@ -39,10 +36,12 @@ from flower.stores.transcript import (
     scan,
     with_content,
 )
-from flower.stores.trim import EphemeralPolicy, TrimmingSessionStore, TrimPolicy
+
+if TYPE_CHECKING:  # pragma: no cover
+    from flower.stores.layered import PruningSessionStore
 
 __all__ = ["DENIAL_KINDS", "INTERRUPT_KINDS", "PrunePolicy", "PruningSessionStore",
-           "prune_entries"]
+           "prune_entries", "prune_scanned"]
 
 Entry = dict[str, Any]
 
@@ -107,10 +106,10 @@ def _blocks_of(e: Entry) -> list[Any] | None:
 
 def prune_entries(entries: list[Entry], policy: PrunePolicy) -> tuple[list[Entry], dict[str, int]]:
     """The pruned copy of ``entries`` and counts of what was done. Never mutates the input."""
-    return _prune(entries, scan(entries), policy)
+    return prune_scanned(entries, scan(entries), policy)
 
 
-def _prune(entries: list[Entry], found: Scan, policy: PrunePolicy,
+def prune_scanned(entries: list[Entry], found: Scan, policy: PrunePolicy,
            ) -> tuple[list[Entry], dict[str, int]]:
     """``prune_entries`` given the scan of ``entries``; copy-on-write.
 
@@ -252,36 +251,10 @@ def _heal(work: list[Entry], pending: dict[str, int], drop: set[int], text: str,
     return inserts
 
 
-class PruningSessionStore(TrimmingSessionStore):
-    """Runtime's store: trim/expire (layer 2), then prune failure debris (layer 3)."""
+def __getattr__(name: str) -> Any:
+    # The store class lives with the other layered stores (layered.py imports this module).
+    if name == "PruningSessionStore":
+        from flower.stores import layered
 
-    def __init__(self, path: str | Path, workspace: str | Path,
-                 policy: TrimPolicy | None = None, prune: PrunePolicy | None = None,
-                 ephemeral: EphemeralPolicy | None = None) -> None:
-        self.prune_policy = prune if prune is not None else PrunePolicy()
-        self.pruned = 0
-        self.denials_dropped = 0
-        self.neutralized = 0
-        self.healed = 0
-        super().__init__(path, workspace, policy=policy, ephemeral=ephemeral)
-
-    def _rewrite_scanned(self, key: SessionKey, entries: list[Any], found: Scan) -> list[Any]:
-        # Trim keeps ``found`` valid (it only swaps tool_result bodies), so one scan serves
-        # both layers.
-        entries = super()._rewrite_scanned(key, entries, found)
-        out, stats = _prune(entries, found, self.prune_policy)
-        if key.get("subpath") is None:
-            self._record(stats)
-        return out
-
-    def prune(self, entries: list[Entry]) -> list[Entry]:
-        """Apply this store's ``PrunePolicy`` to ``entries`` (returns a new list)."""
-        out, stats = prune_entries(entries, self.prune_policy)
-        self._record(stats)
-        return out
-
-    def _record(self, stats: dict[str, int]) -> None:
-        self.pruned = stats["pruned"]
-        self.denials_dropped = stats["denials_dropped"]
-        self.neutralized = stats["neutralized"]
-        self.healed = stats["healed"]
+        return layered.PruningSessionStore
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

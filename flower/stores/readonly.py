@@ -11,13 +11,14 @@ from __future__ import annotations
 import datetime as _dt
 import json
 import sqlite3
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
 from flower.core.usage import entry_context
 
 __all__ = ["NoSessions", "Round", "connect_ro", "last_context", "main_rounds",
-           "parse_timestamp"]
+           "parse_timestamp", "rounds_from"]
 
 _MAGIC = b"SQLite format 3\0"
 SYNTHETIC_MODEL = "<synthetic>"  # the CLI's own messages (outage notes), not API calls
@@ -111,8 +112,13 @@ def main_rounds(con: sqlite3.Connection, key: str) -> list[Round]:
         "ORDER BY seq",
         (key,),
     )
+    return rounds_from(p for (p,) in rows)
+
+
+def rounds_from(payloads: Iterable[str | bytes]) -> list[Round]:
+    """:func:`main_rounds` over stored payload texts in seq order (any backend)."""
     found: dict[str, Round] = {}
-    for n, (payload,) in enumerate(rows):
+    for n, payload in enumerate(payloads):
         try:
             entry = json.loads(payload)
         except (TypeError, ValueError):

@@ -39,8 +39,10 @@ from claude_agent_sdk import (
 )
 
 from flower.core.usage import entry_context
+from flower.stores.codec import decode_many, encode
+from flower.stores.rows import Rejected, plan_append
 
-__all__ = ["SCHEMA", "SqliteSessionStore", "StoreCorruptError", "store_key"]
+__all__ = ["SCHEMA", "SqliteSessionStore", "StoreCorruptError", "gc_paused", "store_key"]
 
 T = TypeVar("T")
 
@@ -76,9 +78,6 @@ _COLUMNS = {
     "summaries": ["project_key", "session_id", "mtime", "data"],
 }
 _MAGIC = b"SQLite format 3\x00"
-# Entries are plain JSON from the CLI (no cycles possible); skipping the cycle check and
-# the per-call kwargs handling of json.dumps is ~15% of append time.
-_ENCODE = json.JSONEncoder(ensure_ascii=False, check_circular=False).encode
 _BUSY_TIMEOUT_MS = 30_000
 _IN_CHUNK = 500  # uuids per "IN (...)" lookup; well under SQLite's variable limit
 
@@ -169,7 +168,7 @@ def _validate_existing(path: Path) -> None:
 
 
 @contextmanager
-def _gc_paused() -> Iterator[None]:
+def gc_paused() -> Iterator[None]:
     """Hold off CPython's cyclic GC while a transcript is parsed and rewritten.
 
     ``load()`` of a long run allocates millions of dicts/lists that form no cycles; the
@@ -192,6 +191,7 @@ class SqliteSessionStore(SessionStore):
         self.path = Path(path)
         self._lock = threading.Lock()
         self._last_mtime = 0
+        self.rejected: list[Rejected] = []  # entries append could not store (see rows.py)
         if self.path.exists():
             _validate_existing(self.path)
         else:
@@ -279,28 +279,15 @@ class SqliteSessionStore(SessionStore):
         skey: str,
         entries: list[SessionStoreEntry],
     ) -> None:
-        dumps = _ENCODE
-        rows = [(e.get("uuid"), dumps(e)) for e in entries]
-        uids = [u for u, _ in rows if isinstance(u, str)]
-        seen = self._stored_uids(conn, skey, uids) if uids else set()
-        fresh: list[SessionStoreEntry] = []
-        values: list[tuple[str, str | None, str]] = []
-        for entry, (uid, payload) in zip(entries, rows, strict=True):
-            if isinstance(uid, str):
-                if uid in seen:
-                    continue
-                seen.add(uid)
-            else:
-                uid = None
-            fresh.append(entry)
-            values.append((skey, uid, payload))
+        fresh, values = plan_append(self, key, entries,
+                                    lambda uids: self._stored_uids(conn, skey, uids))
         if not values:
             return
         row = conn.execute("SELECT next_seq FROM meta WHERE store_key=?", (skey,)).fetchone()
         start = row[0] if row else 0
         conn.executemany(
             "INSERT INTO entries(store_key, seq, uid, payload) VALUES (?, ?, ?, ?)",
-            [(k, start + i, u, p) for i, (k, u, p) in enumerate(values)],
+            [(skey, start + i, u, p) for i, (u, p) in enumerate(values)],
         )
         mtime = self._next_mtime(conn)
         conn.execute(
@@ -342,7 +329,7 @@ class SqliteSessionStore(SessionStore):
             "INSERT INTO summaries(project_key, session_id, mtime, data) VALUES (?, ?, ?, ?) "
             "ON CONFLICT(project_key, session_id) DO UPDATE SET mtime=excluded.mtime, "
             "data=excluded.data",
-            (pk, sid, mtime, json.dumps(folded["data"], ensure_ascii=False)),
+            (pk, sid, mtime, encode(folded["data"])),
         )
 
     async def load(self, key: SessionKey) -> list[SessionStoreEntry] | None:
@@ -351,17 +338,20 @@ class SqliteSessionStore(SessionStore):
         return await anyio.to_thread.run_sync(self._load_sync, key, skey)
 
     def _load_sync(self, key: SessionKey, skey: str) -> list[SessionStoreEntry] | None:
-        with _gc_paused():
+        with gc_paused():
             entries = self._read(skey)
             return None if entries is None else self._rewrite(key, entries)
 
-    def _read(self, skey: str) -> list[SessionStoreEntry] | None:
-        loads = json.loads
+    def read_entries(self, key: SessionKey) -> list[SessionStoreEntry] | None:
+        """Sync, thread-safe: the stored entries of ``key``, freshly parsed (callers may edit
+        them), or None. What ``LayeredSessionStore`` reads."""
+        return self._read(store_key(key))
 
+    def _read(self, skey: str) -> list[SessionStoreEntry] | None:
         def read(conn: sqlite3.Connection) -> list[SessionStoreEntry]:
             cur = conn.execute("SELECT payload FROM entries WHERE store_key=? ORDER BY seq",
                                (skey,))
-            return [loads(p) for (p,) in cur]
+            return decode_many(p for (p,) in cur)
 
         entries = self._locked(read)
         return entries or None
@@ -440,6 +430,12 @@ class SqliteSessionStore(SessionStore):
         """Project keys that have at least one transcript in this file."""
         rows = self._locked(lambda c: c.execute("SELECT store_key FROM meta").fetchall())
         return sorted({k.split("/", 1)[0] for (k,) in rows})
+
+    def transcripts(self) -> list[str]:
+        """Every store key (main and subagent transcripts), sorted."""
+        rows = self._locked(
+            lambda c: c.execute("SELECT store_key FROM meta ORDER BY store_key").fetchall())
+        return [k for (k,) in rows]
 
     def has_session(self, project_key: str, session_id: str) -> bool:
         """Is the main transcript there? One meta lookup, no payload read (lineage check)."""

@@ -23,14 +23,14 @@ import os
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
-
-from claude_agent_sdk import SessionKey
+from typing import TYPE_CHECKING, Any
 
 from flower import texts
 from flower.stores.ephemeral import is_ephemeral
-from flower.stores.sqlite import SqliteSessionStore
 from flower.stores.transcript import Scan, Site, content_blocks, scan, with_content
+
+if TYPE_CHECKING:  # pragma: no cover
+    from flower.stores.layered import TrimmingSessionStore
 
 __all__ = [
     "EphemeralPolicy",
@@ -74,7 +74,7 @@ class EphemeralPolicy:
         return self.text.format(cmd=f"`{first}`", age=age)
 
 
-def _empty_report() -> dict[str, int]:
+def empty_report() -> dict[str, int]:
     return {"expired": 0, "cleared": 0, "kept": 0, "chars_saved": 0}
 
 
@@ -82,7 +82,7 @@ def _empty_report() -> dict[str, int]:
 _Edits = dict[int, dict[int, tuple[dict[str, Any], str]]]
 
 
-def _copy_with_bodies(entries: list[Entry], edits: _Edits) -> list[Entry]:
+def copy_with_bodies(entries: list[Entry], edits: _Edits) -> list[Entry]:
     """``entries`` with the edited bodies, copy-on-write (for callers' own lists)."""
     if not edits:
         return entries
@@ -95,7 +95,7 @@ def _copy_with_bodies(entries: list[Entry], edits: _Edits) -> list[Entry]:
     return out
 
 
-def _set_bodies(edits: _Edits) -> None:
+def set_bodies(edits: _Edits) -> None:
     """Apply the edited bodies in place: only for entries parsed for this very load.
 
     Copying an edited entry (``dict(entry)``) has to touch every object it refers to; over
@@ -106,108 +106,102 @@ def _set_bodies(edits: _Edits) -> None:
             block["content"] = body
 
 
-class TrimmingSessionStore(SqliteSessionStore):
-    """``SqliteSessionStore`` whose ``load()`` expires stale look-ups and spills old bulk."""
+def spill_dir(workspace: Path, policy: TrimPolicy) -> Path:
+    """``<workspace>/<spill_dirname>``; it must stay inside the workspace so the agent's
+    ``Read`` can reach it (``ValueError`` otherwise)."""
+    target = (workspace / policy.spill_dirname).resolve()
+    if target != workspace and workspace not in target.parents:
+        raise ValueError(f"spill_dirname {policy.spill_dirname!r} leaves the workspace")
+    return target
 
-    def __init__(self, path: str | Path, workspace: str | Path,
-                 policy: TrimPolicy | None = None,
-                 ephemeral: EphemeralPolicy | None = None) -> None:
-        self.workspace = Path(workspace).resolve()
-        self.policy = policy if policy is not None else TrimPolicy()
-        self.ephemeral = ephemeral if ephemeral is not None else EphemeralPolicy()
-        self.last_report: dict[str, int] = _empty_report()
-        self._spilled: dict[tuple[Any, int, int], str] = {}
-        self._spill_dir()  # fail at construction, not at the first resume
-        super().__init__(path)
 
-    def _spill_dir(self) -> Path:
-        """``<workspace>/<spill_dirname>``; it must stay inside the workspace so the agent's
-        ``Read`` can reach it."""
-        target = (self.workspace / self.policy.spill_dirname).resolve()
-        if target != self.workspace and self.workspace not in target.parents:
-            raise ValueError(f"spill_dirname {self.policy.spill_dirname!r} leaves the workspace")
-        return target
+# (uuid, block index, body length) -> spill path: stored rows never change, so this pins a
+# body; a long-lived process skips re-hashing and re-checking it on every later resume.
+SpillMemo = dict[tuple[Any, int, int], str]
 
-    # ----------------------------------------------------------------- load pipeline
 
-    def _rewrite(self, key: SessionKey, entries: list[Any]) -> list[Any]:
-        entries = super()._rewrite(key, entries)
-        return self._rewrite_scanned(key, entries, scan(entries))
+def plan_edits(found: Scan, *, workspace: Path, policy: TrimPolicy, ephemeral: EphemeralPolicy,
+               memo: SpillMemo, report: dict[str, int]) -> _Edits:
+    """The body edits of both rules; expiry first (an expired body is never spilled)."""
+    edits: _Edits = {}
+    if ephemeral.enabled:
+        expire_sites(found.sites, found.commands, ephemeral, edits, report)
+    if policy.enabled:
+        trim_sites(found.sites, workspace, policy, memo, edits, report)
+    return edits
 
-    def _rewrite_scanned(self, key: SessionKey, entries: list[Any], found: Scan) -> list[Any]:
-        """Expire and spill using ``found`` (the scan of ``entries``), editing in place.
 
-        In place is safe here: ``entries`` were parsed from the stored rows for this load
-        call alone (see ``SqliteSessionStore._rewrite``). The list keeps its length and
-        every entry keeps its keys, so ``found`` stays valid for the layers above.
-        """
-        report = _empty_report()
-        if self.ephemeral.enabled or self.policy.enabled:
-            _set_bodies(self._plan(found, report))
-        if key.get("subpath") is None:  # subagent loads must not overwrite the step's report
-            self.last_report = report
-        return entries
+def apply_trim(found: Scan, *, workspace: Path, policy: TrimPolicy,
+               ephemeral: EphemeralPolicy, memo: SpillMemo) -> dict[str, int]:
+    """Expire and spill the entries ``found`` was scanned from, IN PLACE; the report.
 
-    def _plan(self, found: Scan, report: dict[str, int]) -> _Edits:
-        """The body edits of both rules; expiry first (an expired body is never spilled)."""
-        edits: _Edits = {}
-        if self.ephemeral.enabled:
-            self._expire_sites(found.sites, found.commands, edits, report)
-        if self.policy.enabled:
-            self._trim_sites(found.sites, edits, report)
-        return edits
+    Only for entries parsed for this one load (nothing shares them). The list keeps its
+    length and every entry keeps its keys, so ``found`` stays valid for prune after it.
+    """
+    report = empty_report()
+    if ephemeral.enabled or policy.enabled:
+        set_bodies(plan_edits(found, workspace=workspace, policy=policy, ephemeral=ephemeral,
+                              memo=memo, report=report))
+    return report
 
-    def expire(self, entries: list[Entry]) -> list[Entry]:
-        """Replace the bodies of all but the newest ``keep_recent`` ephemeral Bash results."""
-        found = scan(entries)
-        edits: _Edits = {}
-        self._expire_sites(found.sites, found.commands, edits, self.last_report)
-        return _copy_with_bodies(entries, edits)
 
-    def trim(self, entries: list[Entry]) -> list[Entry]:
-        """Spill all but the newest ``keep_recent`` text results of ``min_chars`` or more."""
-        edits: _Edits = {}
-        self._trim_sites(scan(entries).sites, edits, self.last_report)
-        return _copy_with_bodies(entries, edits)
+def expire_entries(entries: list[Entry], ephemeral: EphemeralPolicy,
+                   report: dict[str, int] | None = None) -> list[Entry]:
+    """Copy-on-write: all but the newest ``keep_recent`` ephemeral Bash results expired."""
+    found = scan(entries)
+    edits: _Edits = {}
+    expire_sites(found.sites, found.commands, ephemeral, edits,
+                 report if report is not None else empty_report())
+    return copy_with_bodies(entries, edits)
 
-    def _expire_sites(self, sites: list[Site], commands: dict[str, str], edits: _Edits,
-                      report: dict[str, int]) -> None:
-        pol = self.ephemeral
-        # A site's tid is set only if it answers an ephemeral call (see ``Site``).
-        eligible = [(i, j, block, commands[tid]) for i, j, block, body, tid, _ in sites
-                    if tid is not None and body is not None and len(body) <= pol.max_chars]
-        old = eligible[: max(len(eligible) - max(pol.keep_recent, 0), 0)]
-        for k, (i, j, block, cmd) in enumerate(old):
-            note = pol.placeholder(cmd, len(eligible) - k)
-            edits.setdefault(i, {})[j] = (block, note)
-        report["expired"] += len(old)
 
-    def _trim_sites(self, sites: list[Site], edits: _Edits, report: dict[str, int]) -> None:
-        pol = self.policy
-        big = [(i, j, block, body, uid) for i, j, block, body, _, uid in sites
-               if body is not None and len(body) >= pol.min_chars
-               and j not in edits.get(i, ())]  # an expired body is already tiny
-        keep = min(max(pol.keep_recent, 0), len(big))
-        directory = str(self._spill_dir()) if len(big) > keep else ""
-        if directory and not os.path.isdir(directory):
-            self._spilled.clear()  # spill dir removed: write everything again
-        for i, j, block, body, uid in big[: len(big) - keep]:
-            # Stored rows never change, so (uuid, block) pins the body: skip re-hashing and
-            # re-checking it on every later resume in this process.
-            ident = (uid, j, len(body))
-            path = self._spilled.get(ident)
-            if path is None:
-                path = write_spill(body, directory)
-                if path is not None and ident[0] is not None:
-                    self._spilled[ident] = path
-            if path is None:
-                keep += 1
-                continue
-            pointer = pol.placeholder(path, len(body))
-            edits.setdefault(i, {})[j] = (block, pointer)
-            report["cleared"] += 1
-            report["chars_saved"] += len(body) - len(pointer)
-        report["kept"] += keep
+def trim_entries(entries: list[Entry], workspace: Path, policy: TrimPolicy,
+                 memo: SpillMemo | None = None,
+                 report: dict[str, int] | None = None) -> list[Entry]:
+    """Copy-on-write: all but the newest ``keep_recent`` big text results spilled."""
+    edits: _Edits = {}
+    trim_sites(scan(entries).sites, workspace, policy, memo if memo is not None else {}, edits,
+               report if report is not None else empty_report())
+    return copy_with_bodies(entries, edits)
+
+
+def expire_sites(sites: list[Site], commands: dict[str, str], pol: EphemeralPolicy,
+                 edits: _Edits, report: dict[str, int]) -> None:
+    # A site's tid is set only if it answers an ephemeral call (see ``Site``).
+    eligible = [(i, j, block, commands[tid]) for i, j, block, body, tid, _ in sites
+                if tid is not None and body is not None and len(body) <= pol.max_chars]
+    old = eligible[: max(len(eligible) - max(pol.keep_recent, 0), 0)]
+    for k, (i, j, block, cmd) in enumerate(old):
+        note = pol.placeholder(cmd, len(eligible) - k)
+        edits.setdefault(i, {})[j] = (block, note)
+    report["expired"] += len(old)
+
+
+def trim_sites(sites: list[Site], workspace: Path, pol: TrimPolicy, memo: SpillMemo,
+               edits: _Edits, report: dict[str, int]) -> None:
+    big = [(i, j, block, body, uid) for i, j, block, body, _, uid in sites
+           if body is not None and len(body) >= pol.min_chars
+           and j not in edits.get(i, ())]  # an expired body is already tiny
+    keep = min(max(pol.keep_recent, 0), len(big))
+    directory = str(spill_dir(workspace, pol)) if len(big) > keep else ""
+    if directory and not os.path.isdir(directory):
+        memo.clear()  # spill dir removed: write everything again
+    for i, j, block, body, uid in big[: len(big) - keep]:
+        ident = (uid, j, len(body))
+        path = memo.get(ident)
+        if path is None:
+            path = write_spill(body, directory)
+            if path is not None and ident[0] is not None:
+                memo[ident] = path
+        if path is None:
+            keep += 1
+            continue
+        pointer = pol.placeholder(path, len(body))
+        edits.setdefault(i, {})[j] = (block, pointer)
+        report["cleared"] += 1
+        report["chars_saved"] += len(body) - len(pointer)
+    report["kept"] += keep
+
 
 def write_spill(body: str, directory: str) -> str | None:
     """Write ``body`` once, atomically, content-addressed; the path, or None if the disk refuses.
@@ -236,8 +230,9 @@ def write_spill(body: str, directory: str) -> str | None:
     return path
 
 
-def trim_report(store: TrimmingSessionStore) -> str:
-    """One line for UI logs describing what the last ``load()`` trimmed or expired."""
+def trim_report(store: Any) -> str:
+    """One line for UI logs describing what the last ``load()`` trimmed or expired (any
+    store with a ``last_report``: the SQLite layers or ``LayeredSessionStore``)."""
     r = store.last_report
     if r.get("cleared", 0):
         return texts.TRIM_DONE.format(cleared=r["cleared"], kept=r.get("kept", 0),
@@ -245,3 +240,12 @@ def trim_report(store: TrimmingSessionStore) -> str:
     if r.get("expired", 0):
         return texts.TRIM_EXPIRED_ONLY.format(expired=r["expired"])
     return texts.TRIM_NOTHING
+
+
+def __getattr__(name: str) -> Any:
+    # The store class lives with the other layered stores (layered.py imports this module).
+    if name == "TrimmingSessionStore":
+        from flower.stores import layered
+
+        return layered.TrimmingSessionStore
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

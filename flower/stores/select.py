@@ -1,0 +1,93 @@
+"""Which session store a run uses, chosen without code changes.
+
+Precedence: ``Runtime(store=…)`` (a URL string or a store object) → ``flower --store URL``
+(the CLI puts it in ``FLOWER_STORE_URL``) → ``FLOWER_STORE_URL`` from the environment or a
+``.env`` file → ``<run_dir>/sessions.db``.
+
+A URL is ``postgresql://…`` (or ``postgres://…``) for :class:`PostgresSessionStore`, or a
+SQLite file: ``sqlite:///abs/path.db`` or a plain path. Whatever the backend, Runtime gets
+it with the load layers (trim/expire/prune) around it.
+
+Resuming on another machine or folder: the SDK loads a resumed session under the project
+key of the CURRENT workspace path, so a workspace copy at another path does not see it.
+The rule: when a session is asked for (``Runtime.has_session`` / a ``resume``) and this
+project key does not hold it, a shared store that holds it under exactly one other
+project key *adopts* it — copies it under this key (the original stays) — and the resume
+goes ahead. Session ids are uuids, so the match is unambiguous; two owners mean no
+adoption (and a fresh session, as without the store).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+from typing import Any
+
+__all__ = ["ENV", "backend_for", "configured_url", "is_postgres_url", "layered_store"]
+
+ENV = "FLOWER_STORE_URL"
+_PG = re.compile(r"^postgres(ql)?://", re.IGNORECASE)
+
+
+def is_postgres_url(value: object) -> bool:
+    return isinstance(value, str) and bool(_PG.match(value.strip()))
+
+
+def configured_url(explicit: str | None = None, *, dotenv: bool = True) -> str | None:
+    """``explicit``, else ``FLOWER_STORE_URL`` (after reading ``.env`` files), else None."""
+    if explicit and explicit.strip():
+        return explicit.strip()
+    if dotenv:
+        from flower.core.env import load_dotenv
+
+        load_dotenv()
+    value = os.environ.get(ENV, "").strip()
+    return value or None
+
+
+def sqlite_path(spec: str) -> Path:
+    path = spec[len("sqlite://"):] if spec.lower().startswith("sqlite://") else spec
+    return Path(path).expanduser()
+
+
+def backend_for(spec: str) -> Any:
+    """The bare store for a URL or path (no layers): Postgres or SQLite."""
+    if is_postgres_url(spec):
+        try:
+            from flower.stores.postgres import PostgresSessionStore
+        except ImportError as exc:
+            from flower import texts
+
+            raise RuntimeError(texts.STORE_NO_DRIVER) from exc
+        return PostgresSessionStore(spec)
+    from flower.stores.sqlite import SqliteSessionStore
+
+    return SqliteSessionStore(sqlite_path(spec))
+
+
+def layered_store(store: Any, *, run_dir: Path, workspace: Path, policy: Any, prune: Any,
+                  ephemeral: Any) -> Any:
+    """Runtime's store: the layers around whatever ``store`` (or the environment) names.
+
+    ``store`` None and no ``FLOWER_STORE_URL``: ``PruningSessionStore`` on
+    ``<run_dir>/sessions.db``, exactly as before. A store object that already has the
+    layers (``layers`` attribute) is used as given.
+    """
+    from flower.stores.layered import LayeredSessionStore, PruningSessionStore
+
+    if store is None:
+        store = configured_url(dotenv=False)  # Runtime has read .env already
+    if store is None:
+        return PruningSessionStore(run_dir / "sessions.db", workspace=workspace, policy=policy,
+                                   prune=prune, ephemeral=ephemeral)
+    if isinstance(store, (str, os.PathLike)):
+        spec = os.fspath(store)
+        if not is_postgres_url(spec):
+            return PruningSessionStore(sqlite_path(spec), workspace=workspace, policy=policy,
+                                       prune=prune, ephemeral=ephemeral)
+        store = backend_for(spec)
+    if hasattr(store, "layers"):
+        return store
+    return LayeredSessionStore(store, workspace, policy=policy, prune=prune,
+                               ephemeral=ephemeral)
