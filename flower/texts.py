@@ -609,3 +609,13 @@ HANDOFF_WRITING = "上下文 {used}/{window} —— 写交接准备换代"
 HANDOFF_DONE = "交接写在 {path},新会话接手,上下文从 0 重新开始"
 HANDOFF_DONE_NO_FILE = "没有工作台,交接书只在新会话的提示里;新会话接手,上下文从 0 重新开始"
 HANDOFF_DONE_DEGRADED = "交接没写成,用了降级版本,新会话会自己查看现场"
+
+# --- reliability fixes ---
+# `python -m flower.testing --script FILE`: a script it cannot use (one line on stderr, exit 2).
+FAKE_SCRIPT_UNREADABLE = "flower.testing: cannot read the script {path}: {error}"
+FAKE_SCRIPT_NOT_JSON = "flower.testing: the script {path} is not valid JSON: {error}"
+FAKE_SCRIPT_BAD_SHAPE = (
+    "flower.testing: the script {path} must be a JSON object with \"steps\"/\"routes\"/"
+    "\"fallback\" (or a bare list of steps), got {got}"
+)
+FAKE_SCRIPT_BAD_PART = "flower.testing: the script {path} is not usable: {error}"
