@@ -98,6 +98,8 @@ class Lineage:
     woke: int = 0
     #: step names this object recorded itself: they win over the disk when merging
     _mine: set[str] = field(default_factory=set, repr=False, compare=False)
+    #: session ids found gone from the store at open: a merge must not bring them back
+    _dead: set[str] = field(default_factory=set, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         self.path = Path(self.path)
@@ -160,7 +162,8 @@ class Lineage:
         if canonical(ws) != str(lin.workspace):
             return lin  # moved or copied folder: the old ids cannot resume here
         if has_session is not None:
-            steps = {k: v for k, v in steps.items() if _alive(has_session, v)}
+            lin._dead = {v for v in steps.values() if not _alive(has_session, v)}
+            steps = {k: v for k, v in steps.items() if v not in lin._dead}
         lin.woke, lin.steps = woke, steps
         return lin
 
@@ -196,7 +199,8 @@ class Lineage:
         if canonical(ws) != str(self.workspace):
             return
         mine = {k: self.steps[k] for k in self._mine if k in self.steps}
-        self.steps = {**steps, **mine}
+        alive = {k: v for k, v in steps.items() if v not in self._dead}
+        self.steps = {**alive, **mine}
         self.woke = woke
 
     def _update(self, change: Callable[[], None]) -> None:

@@ -424,3 +424,11 @@ def test_an_update_keeps_what_another_process_wrote_meanwhile(ws: Path, runs: Pa
     a.remember("干活", SID1)  # a's own key now wins over b's
     assert on_disk(runs) == {"workspace": str(a.workspace), "woke": 2,
                              "steps": {"确认需求": SID1, "干活": SID1}}
+
+
+def test_an_update_does_not_bring_back_a_session_found_gone(ws: Path, runs: Path) -> None:
+    Lineage.open(runs, ws).remember("干活", SID1)
+    lin = Lineage.open(runs, ws, has_session=lambda sid: False)
+    assert lin.steps == {}
+    assert lin.bump() == 1
+    assert lin.steps == {} and on_disk(runs)["steps"] == {}
