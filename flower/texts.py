@@ -619,3 +619,7 @@ FAKE_SCRIPT_BAD_SHAPE = (
     "\"fallback\" (or a bare list of steps), got {got}"
 )
 FAKE_SCRIPT_BAD_PART = "flower.testing: the script {path} is not usable: {error}"
+# A failed transcript mirror (the session store refused an append): a warning, never silent.
+MIRROR_FAILED = (
+    "会话记录没能存进 sessions.db({error})。这一步照常进行,但中断后可能接不上刚才的进度。"
+)

@@ -298,3 +298,29 @@ async def test_words_arriving_as_the_turn_ends_still_reach_the_model(
     assert r.text == "好,加上了"
     first, second = fake.message_requests()
     assert second.session_id == first.session_id == r.session_id
+
+
+async def test_a_failed_mirror_reaches_the_user_and_the_result(
+        fake: FakeServer, workspace: Path, run_dir: Path, cli_env: dict[str, str]) -> None:
+    """When the store refuses an append, the SDK drops the batch and says so once
+    (mirror_error): flower turns it into a visible warning and a StepResult error."""
+    from flower import texts
+
+    fake.script(reply("checking", tool_use("Bash", {"command": "echo hi"})), "all done")
+    rt = Runtime(workspace=workspace, run_dir=run_dir, resilience=QUICK)
+
+    async def refuse(key, entries):
+        raise OSError(28, "No space left on device")
+
+    rt.store.append = refuse  # the store itself fails; the SDK and CLI are real
+    events = []
+    try:
+        r = await run(rt, "hello", on_event=events.append)
+    finally:
+        rt.close()
+    assert r.ok  # the step itself goes on
+    warned = [e for e in events if e.kind == "error" and e.payload.get("mirror_error")]
+    assert warned, [e.kind for e in events]
+    assert "No space left on device" in warned[0].text
+    assert warned[0].text.startswith(texts.MIRROR_FAILED.split("(")[0])
+    assert warned[0].text in r.errors
