@@ -614,6 +614,7 @@ class Runtime:
         failure: str | None = None
         fatal: str | None = None
         full = False
+        aborted = False
         client = ClaudeSDKClient(options)
         try:
             await client.connect()
@@ -645,7 +646,12 @@ class Runtime:
         except Exception as exc:  # every SDK failure becomes a result
             if failure is None:
                 failure = f"{type(exc).__name__}: {exc}".strip()
+        except BaseException:  # cancelled, Ctrl-C: the step is being abandoned
+            aborted = True
+            raise
         finally:
+            if aborted:  # not the SDK's graceful 5 s wait for a CLI that is mid-tool
+                _terminate_cli(client)
             with anyio.CancelScope(shield=True):
                 try:
                     await client.disconnect()
@@ -734,6 +740,21 @@ class _Stopper:
         if not self.sent:
             self.sent = True
             await self.client.interrupt()
+
+
+def _terminate_cli(client: Any) -> None:
+    """SIGTERM the client's CLI subprocess now (it stops its running tools and exits), so
+    the disconnect that follows does not wait out the SDK's 5 s grace period first. Only
+    for an abandoned step: a normal end keeps the graceful path, whose wait lets the CLI
+    flush its last transcript entries to the store."""
+    transport = getattr(client, "_transport", None)
+    process = getattr(transport, "_process", None)
+    if process is None or getattr(process, "returncode", 0) is not None:
+        return
+    try:
+        process.terminate()
+    except (ProcessLookupError, OSError) as exc:
+        log.debug("flower: could not stop the CLI: %s", exc)
 
 
 def _short(text: str, limit: int = 120) -> str:
