@@ -623,3 +623,8 @@ FAKE_SCRIPT_BAD_PART = "flower.testing: the script {path} is not usable: {error}
 MIRROR_FAILED = (
     "会话记录没能存进 sessions.db({error})。这一步照常进行,但中断后可能接不上刚才的进度。"
 )
+# Words a human said while no turn could take them (before the step, between steps, during a
+# network wait or a retry back-off): delivered with the next prompt under this label.
+HUMAN_WORDS_PENDING = "【人类插话】你还没看到的这段话是人类刚才说的,按它调整后继续:\n{words}"
+# Event("retry").text when an interrupt resumes the step.
+RETRY_INTERRUPT = "{name}: 按人类插话接着做"

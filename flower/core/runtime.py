@@ -40,7 +40,7 @@ from flower.core.handoff import (
 from flower.core.manifest import FILENAME as MANIFEST_NAME
 from flower.core.manifest import Manifest
 from flower.core.paths import project_key as _project_key
-from flower.core.resilience import Resilience, classify, is_fatal_retry
+from flower.core.resilience import Resilience, classify, is_fatal_retry, nap
 from flower.stores.prune import PrunePolicy, PruningSessionStore
 from flower.stores.trim import EphemeralPolicy, TrimPolicy
 
@@ -169,6 +169,7 @@ class Runtime:
         self.run_dir = Path(run_dir).expanduser().resolve()
         self.run_dir.mkdir(parents=True, exist_ok=True)
         self.portable = portable
+        self._dotenv: dict[str, str] = {}
         load_dotenv()
         problem = check_credentials()
         if problem:
@@ -316,17 +317,17 @@ class Runtime:
 
         ``fork`` and ``resume_at`` only take effect together with ``resume``.
         """
-        import anyio
 
         name = step_name or spec.name
         result = StepResult(step=name, started_at=time.time(), attempts=0)
         self._current = result
-        self._interrupt.take()  # a request left over from an earlier step is stale
         secrets = secret_values(os.environ)  # once per step, not once per event
         emit = _safe_sink(on_event, scrub=lambda text: redact(text, secrets))
         cur_prompt, cur_resume = prompt, resume
         cur_fork, cur_at = (fork, resume_at) if resume else (False, None)
         attempt = 0
+        if self._interrupt.pending:  # said before this step (or between steps): not stale
+            cur_prompt = _with_words(cur_prompt, await self._interrupt.words())
         # the watermark is per step: step 2 must not inherit step 1's reading and hand off
         self._ctx, self._warned, self._degraded_run = 0, False, 0
         try:
@@ -348,10 +349,12 @@ class Runtime:
                     if result.ok and not interrupted:
                         break
                     if interrupted:
-                        if not result.session_id:
-                            break
                         words = await self._interrupt.words()
-                        emit(Event("retry", text=f"{name}: 按人类插话接着做",
+                        if not result.session_id:  # nothing to resume: start over, words on
+                            cur_prompt = _with_words(cur_prompt, words)
+                            attempt -= 1
+                            continue
+                        emit(Event("retry", text=texts.RETRY_INTERRUPT.format(name=name),
                                    payload={"step": name, "attempt": attempt,
                                             "source": "interrupt"}))
                         cur_prompt = (f"{words}\n\n{self.INTERRUPT_NOTE}" if words
@@ -374,15 +377,20 @@ class Runtime:
                                text=f"{name}: 第 {attempt} 次尝试失败,稍后重试({result.error})",
                                payload={"step": name, "attempt": attempt, "source": "failure"}))
                     net = {"step": name, "attempt": attempt, "source": "network"}
+                    heard = self._interrupt_pending  # a human's words cut any wait short
                     if not await self.resilience.wait_online(
-                            lambda msg, p=net: emit(Event("retry", text=msg, payload=p))):
+                            lambda msg, p=net: emit(Event("retry", text=msg, payload=p)),
+                            stop=heard, base_url=self._config().get("ANTHROPIC_BASE_URL")) \
+                            and not heard():
                         result.error = f"{result.error}(网络中断过久,放弃重试)"
                         break
-                    await anyio.sleep(self.resilience.delay_for(attempt))
+                    await nap(self.resilience.delay_for(attempt), heard)
                     if result.session_id:  # resume, not restart: earlier work is not lost
                         cur_prompt = self.resilience.resume_prompt
                         cur_resume, cur_fork, cur_at = result.session_id, False, None
                         result.resumed = True
+                    if heard():  # the words go with the resume (or the fresh start)
+                        cur_prompt = _with_words(cur_prompt, await self._interrupt.words())
         except BaseException as exc:  # Ctrl-C, task cancellation: the book still says why
             result.ok = False
             result.error = f"aborted ({type(exc).__name__})"  # whatever came before, this ended it
@@ -575,6 +583,11 @@ class Runtime:
 
     # -- one attempt ---------------------------------------------------------------------
 
+    def _config(self) -> dict[str, str]:
+        """The settings this Runtime runs with: the process environment plus the values
+        ``.env`` files add (which never enter ``os.environ``)."""
+        return {**os.environ, **self._dotenv}
+
     def _agent_env(self) -> dict[str, str]:
         """Defaults flower layers under the spec's env (bounded CLI retries/timeouts)."""
         if not self.resilience.enabled:
@@ -622,7 +635,7 @@ class Runtime:
             async with anyio.create_task_group() as tg:
                 stop = _Stopper(client)
                 if not self._writing:  # words for the model wait for the successor
-                    tg.start_soon(self._watch_interrupt, stop)
+                    tg.start_soon(self._watch_interrupt, stop, result)
                 async for message in client.receive_response():
                     self._note_session(message, result)
                     for ev in normalize(message):
@@ -676,12 +689,16 @@ class Runtime:
         walls = role_hooks(spec, workbench=self.workbench, spill_threshold=self.spill_threshold)
         return replace(spec, hooks=merge_hooks(spec.hooks, walls)) if walls else spec
 
-    async def _watch_interrupt(self, stop: _Stopper) -> None:
+    def _interrupt_pending(self) -> bool:
+        return self._interrupt.pending
+
+    async def _watch_interrupt(self, stop: _Stopper, result: StepResult) -> None:
         """Turn a human's interrupt request (from any thread) into a CLI interrupt, promptly:
-        the turn stops even in the middle of a long tool call."""
+        the turn stops even in the middle of a long tool call. Not before the session has an
+        id: a turn stopped before that leaves nothing to resume the words into."""
         import anyio
 
-        while not self._interrupt.pending:
+        while not (self._interrupt.pending and result.session_id):
             await anyio.sleep(0.1)
         await stop.now()
 
@@ -740,6 +757,13 @@ class _Stopper:
         if not self.sent:
             self.sent = True
             await self.client.interrupt()
+
+
+def _with_words(prompt: str, words: str | None) -> str:
+    """``prompt`` with a human's pending words appended under a clear label."""
+    if not words or not words.strip():
+        return prompt
+    return f"{prompt}\n\n{texts.HUMAN_WORDS_PENDING.format(words=words.strip())}"
 
 
 def _terminate_cli(client: Any) -> None:

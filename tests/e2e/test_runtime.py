@@ -334,3 +334,85 @@ async def test_a_failed_mirror_reaches_the_user_and_the_result(
     assert "No space left on device" in warned[0].text
     assert warned[0].text.startswith(texts.MIRROR_FAILED.split("(")[0])
     assert warned[0].text in r.errors
+
+
+async def test_words_said_before_a_step_reach_its_first_prompt(
+        fake: FakeServer, workspace: Path, run_dir: Path, cli_env: dict[str, str]) -> None:
+    """Words sent while no step runs (before the first, between two) are not stale: they go
+    with the next step's first prompt, under the label."""
+    from flower import texts
+
+    label = texts.HUMAN_WORDS_PENDING.split("{")[0].strip()
+    fake.script("one", "two")
+    rt = Runtime(workspace=workspace, run_dir=run_dir, resilience=QUICK)
+    try:
+        rt.interrupt("先读 README")  # before any session id exists
+        r1 = await run(rt, "第一步", step_name="一")
+        rt.interrupt("第二步用中文")  # between two steps
+        r2 = await run(rt, "第二步", step_name="二")
+    finally:
+        rt.close()
+    assert r1.ok and r2.ok and r1.attempts == r2.attempts == 1
+    first, second = fake.message_requests()
+    assert first.session_id == r1.session_id and second.session_id == r2.session_id
+    assert "第一步" in first.last_user_text() and "先读 README" in first.last_user_text()
+    assert label in first.last_user_text()
+    assert "第二步用中文" in second.last_user_text() and "先读 README" not in second.text()
+
+
+async def test_an_interrupt_cuts_the_offline_wait_short(
+        fake: FakeServer, workspace: Path, run_dir: Path, cli_env: dict[str, str]) -> None:
+    """The network is down and flower probes only every 30 s: a human's words end the wait
+    at once and go with the resume."""
+
+    def go_dark(req):
+        fake.outage()  # until recover()
+        return cut(after=0)
+
+    fake.script(reply("step one", tool_use("Bash", {"command": "echo part-1"})), go_dark)
+    fake.route(match.last_user_contains("换个做法"), "按新说法做完了")
+    rt = Runtime(workspace=workspace, run_dir=run_dir, resilience=Resilience(
+        base_delay=0.05, max_delay=0.2, probe_interval=30, probe_timeout=1.0,
+        max_offline_wait=120))
+    said: list[float] = []
+
+    def on_event(ev) -> None:
+        if ev.kind == "retry" and ev.payload.get("source") == "network" and not said:
+            said.append(time.monotonic())
+            rt.interrupt("换个做法")
+            fake.recover()
+
+    try:
+        with anyio.fail_after(60):
+            r = await rt.run(spec(), "long task", on_event=on_event)
+    finally:
+        rt.close()
+    assert said and time.monotonic() - said[0] < 15  # not the 30 s probe interval
+    assert r.ok, r.error
+    last = fake.last_request()
+    assert last.session_id == r.session_id and "换个做法" in last.last_user_text()
+    assert "按新说法做完了" in r.text
+
+
+async def test_an_interrupt_cuts_the_retry_backoff_short(
+        fake: FakeServer, workspace: Path, run_dir: Path, cli_env: dict[str, str]) -> None:
+    fake.script(reply("step one", tool_use("Bash", {"command": "echo part-1"})), fault(529))
+    fake.route(match.last_user_contains("别等了"), "好,接着做完")
+    rt = Runtime(workspace=workspace, run_dir=run_dir, resilience=Resilience(
+        base_delay=40, max_delay=40, probe_interval=0.2, probe_timeout=1.0))
+    said: list[float] = []
+
+    def on_event(ev) -> None:
+        if ev.kind == "retry" and ev.payload.get("source") == "failure" and not said:
+            said.append(time.monotonic())
+            rt.interrupt("别等了")
+
+    try:
+        with anyio.fail_after(60):
+            r = await rt.run(spec(), "task", on_event=on_event)
+    finally:
+        rt.close()
+    assert said and time.monotonic() - said[0] < 15  # not the 30-50 s back-off
+    assert r.ok and r.attempts == 2, r.error
+    last = fake.last_request()
+    assert last.session_id == r.session_id and "别等了" in last.last_user_text()
