@@ -169,9 +169,9 @@ class Runtime:
         self.run_dir = Path(run_dir).expanduser().resolve()
         self.run_dir.mkdir(parents=True, exist_ok=True)
         self.portable = portable
-        self._dotenv: dict[str, str] = {}
-        load_dotenv()
-        problem = check_credentials()
+        # .env values go to the agent subprocess only, never into this process's os.environ
+        self._dotenv: dict[str, str] = load_dotenv(export=False)
+        problem = check_credentials(self._config())
         if problem:
             raise RuntimeError(problem)
         self.trim_policy: TrimPolicy = _coerce(trim, TrimPolicy)
@@ -191,7 +191,9 @@ class Runtime:
         self.run_id = _new_run_id()
         self.on_session: Callable[[str], None] | None = None
         # credentials never reach the run book, even if a model echoed one into its text
-        self._manifest = Manifest(self.run_dir / MANIFEST_NAME, self.run_id, scrub=redact)
+        self._spec_secrets: set[str] = set()  # from every AgentSpec.env this Runtime ran
+        self._manifest = Manifest(self.run_dir / MANIFEST_NAME, self.run_id,
+                                  scrub=lambda text: redact(text, self._secrets()))
         self._interrupt = _Interrupt()
         self._current: StepResult | None = None
         # handoff state, per step: thresholds pinned at step start, the main thread's
@@ -321,7 +323,8 @@ class Runtime:
         name = step_name or spec.name
         result = StepResult(step=name, started_at=time.time(), attempts=0)
         self._current = result
-        secrets = secret_values(os.environ)  # once per step, not once per event
+        self._spec_secrets.update(secret_values(spec.env))
+        secrets = self._secrets()  # once per step, not once per event
         emit = _safe_sink(on_event, scrub=lambda text: redact(text, secrets))
         cur_prompt, cur_resume = prompt, resume
         cur_fork, cur_at = (fork, resume_at) if resume else (False, None)
@@ -331,7 +334,8 @@ class Runtime:
         # the watermark is per step: step 2 must not inherit step 1's reading and hand off
         self._ctx, self._warned, self._degraded_run = 0, False, 0
         try:
-            self._limits = self.handoff.resolved() if self.handoff.enabled else self.handoff
+            self._limits = self.handoff.resolved(self._config()) if self.handoff.enabled \
+                else self.handoff
         except Exception as exc:  # a broken override must not break the step
             log.warning("flower: could not resolve the handoff window: %s", exc)
             self._limits = self.handoff
@@ -514,9 +518,9 @@ class Runtime:
         """An overflow at ``used`` tokens: remember it as this endpoint's window and, unless
         the window was pinned (argument or ``FLOWER_WINDOW``), use it from now on — else a
         1M guess on a 200K gateway degrades every generation of this step."""
-        remember_overflow(used)
+        remember_overflow(used, self._config())
         try:
-            self._limits = self.handoff.resolved()
+            self._limits = self.handoff.resolved(self._config())
         except Exception as exc:
             log.warning("flower: could not resolve the handoff window: %s", exc)
 
@@ -588,11 +592,19 @@ class Runtime:
         ``.env`` files add (which never enter ``os.environ``)."""
         return {**os.environ, **self._dotenv}
 
+    def _secrets(self) -> list[str]:
+        """Every secret value this Runtime knows: the process env, ``.env`` files and the
+        env of every spec it ran (``is_secret`` keys), longest first."""
+        found = set(secret_values(self._config())) | self._spec_secrets
+        return sorted(found, key=len, reverse=True)
+
     def _agent_env(self) -> dict[str, str]:
-        """Defaults flower layers under the spec's env (bounded CLI retries/timeouts)."""
-        if not self.resilience.enabled:
-            return {}
-        return dict(self.resilience.cli_env())
+        """What flower layers under the spec's env: the ``.env`` values (credentials reach
+        the agent, not this process) and the bounded CLI retries/timeouts."""
+        env = dict(self._dotenv)
+        if self.resilience.enabled:
+            env.update(self.resilience.cli_env(self._config()))
+        return env
 
     async def _attempt(self, spec: AgentSpec, prompt: str, result: StepResult, *,
                        resume: str | None, fork: bool, resume_at: str | None,
@@ -669,7 +681,8 @@ class Runtime:
                 try:
                     await client.disconnect()
                 except Exception as exc:
-                    log.warning("flower: closing the agent failed: %s", exc)
+                    log.warning("flower: closing the agent failed: %s",
+                                redact(str(exc), self._secrets()))
         if said:
             result.text = "\n".join(said).strip()
         if failure is not None:
@@ -814,10 +827,10 @@ def _safe_sink(on_event: EventSink | None, scrub: Callable[[str], str]) -> Event
 
 def _scrubbed(ev: Event, scrub: Callable[[str], str]) -> Event:
     """``ev`` with any secret value masked (a copy only when something had to change)."""
-    flat = ev.text + repr(ev.payload)
-    if scrub(flat) == flat:
+    text, payload = scrub(ev.text), _scrub_deep(ev.payload, scrub)
+    if text == ev.text and payload == ev.payload:
         return ev
-    return replace(ev, text=scrub(ev.text), payload=_scrub_deep(ev.payload, scrub))
+    return replace(ev, text=text, payload=payload)
 
 
 def _scrub_deep(value: Any, scrub: Callable[[str], str]) -> Any:

@@ -416,3 +416,56 @@ async def test_an_interrupt_cuts_the_retry_backoff_short(
     assert r.ok and r.attempts == 2, r.error
     last = fake.last_request()
     assert last.session_id == r.session_id and "别等了" in last.last_user_text()
+
+
+async def test_dotenv_credentials_reach_the_agent_not_os_environ(
+        fake: FakeServer, workspace: Path, run_dir: Path, cli_env: dict[str, str],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A key in ./.env authenticates the CLI subprocess, but Runtime() leaves the process
+    environment exactly as the user set it."""
+    key = "sk-ant-from-dotenv-0123456789abcdef"
+    monkeypatch.delenv("ANTHROPIC_API_KEY")
+    (workspace / ".env").write_text(f"ANTHROPIC_API_KEY={key}\nMY_SERVICE_TOKEN=tok-123456789\n",
+                                    encoding="utf-8")
+    before = dict(os.environ)
+    fake.script(reply("checking", tool_use("Bash", {"command": "echo hi"})), "done")
+    rt = Runtime(workspace=workspace, run_dir=run_dir, resilience=QUICK)
+    try:
+        assert dict(os.environ) == before
+        r = await run(rt, "hello")
+    finally:
+        rt.close()
+    assert dict(os.environ) == before
+    assert r.ok, r.error
+    assert {q.headers["x-api-key"] for q in fake.message_requests()} == {key}
+
+
+SPEC_SECRET = 'pa"ss\\wörd-0123456789-xyz'  # a quote, a backslash and non-ASCII
+
+
+async def test_spec_env_secrets_are_masked_even_json_escaped(
+        fake: FakeServer, workspace: Path, run_dir: Path, cli_env: dict[str, str],
+        caplog: pytest.LogCaptureFixture) -> None:
+    """A secret in AgentSpec.env is masked in events and the run book — also where it shows
+    up JSON-escaped (the model quoting a config file, the manifest's own encoding)."""
+    forms = {SPEC_SECRET, json.dumps(SPEC_SECRET)[1:-1],
+             json.dumps(SPEC_SECRET, ensure_ascii=False)[1:-1]}
+    quoted = json.dumps({"token": SPEC_SECRET})
+    fake.script(reply(f"raw {SPEC_SECRET}", tool_use("Bash", {"command": "echo hi"})),
+                f"as json {quoted}")
+    events: list[str] = []
+    rt = Runtime(workspace=workspace, run_dir=run_dir, resilience=QUICK)
+    try:
+        with anyio.fail_after(STEP_TIMEOUT):
+            r = await rt.run(spec(env={"MY_SERVICE_TOKEN": SPEC_SECRET}), "hello",
+                             on_event=lambda ev: events.append(ev.text + json.dumps(
+                                 ev.payload, default=str, ensure_ascii=False)))
+    finally:
+        rt.close()
+    assert r.ok and SPEC_SECRET in r.text  # the model really said it
+    assert events and not any(f in e for e in events for f in forms)
+    book = rt.manifest_path.read_text(encoding="utf-8")
+    assert not any(f in book for f in forms)
+    (row,) = json.loads(book)  # still valid JSON after masking
+    assert "raw pa" in row["text"]
+    assert not any(f in caplog.text for f in forms)
