@@ -329,8 +329,6 @@ class Runtime:
         cur_prompt, cur_resume = prompt, resume
         cur_fork, cur_at = (fork, resume_at) if resume else (False, None)
         attempt = 0
-        if self._interrupt.pending:  # said before this step (or between steps): not stale
-            cur_prompt = _with_words(cur_prompt, await self._interrupt.words())
         # the watermark is per step: step 2 must not inherit step 1's reading and hand off
         self._ctx, self._warned, self._degraded_run = 0, False, 0
         try:
@@ -341,6 +339,8 @@ class Runtime:
             self._limits = self.handoff
         try:
             with self._signals_rescued():
+                if self._interrupt.pending:  # said before this step, or between two: not stale
+                    cur_prompt = _with_words(cur_prompt, await self._interrupt.words())
                 while True:
                     attempt += 1
                     result.attempts = attempt
