@@ -3,8 +3,10 @@ after a step failed on a bad credential (reference-cli-workflow §2.7, §2.8; re
 
 Two gates stand before a run (:func:`ensure_credentials`):
 
-1. *present?* — ``load_dotenv()`` then ``check_credentials()``. Missing and interactive → the
-   screen; missing and not interactive → the "where I looked, how to fix it" message.
+1. *present?* — ``check_credentials(effective_env())``: ``.env`` files count, but nothing is
+   exported into ``os.environ`` (the Runtime hands them to the agent subprocess itself).
+   Missing and interactive → the screen; missing and not interactive → the "where I looked,
+   how to fix it" message.
 2. *usable?* — one real ``POST /v1/messages`` (``probe_credentials``). ``auth``/``config`` get
    one reconfigure chance; ``net`` never does (the resilience layer waits out outages). Skipped
    when the caller says ``probe=False``, when ``FLOWER_NO_PROBE`` is set, or when not
@@ -272,12 +274,12 @@ def _configure(console: Console, reason: str, read_line: ReadLine | None) -> boo
 # --- the two gates --------------------------------------------------------------------------------
 
 def _probe_disabled(probe: bool) -> bool:
-    return not probe or bool(os.environ.get("FLOWER_NO_PROBE"))
+    return not probe or bool(envmod.effective_env().get("FLOWER_NO_PROBE"))
 
 
 def _run_probe(console: Console) -> tuple[str, str]:
     _say(console, texts.SETUP_PROBING, "dim")
-    verdict, detail = envmod.probe_credentials(PROBE_TIMEOUT)
+    verdict, detail = envmod.probe_credentials(PROBE_TIMEOUT, environ=envmod.effective_env())
     return verdict, envmod.redact(" ".join(detail.split()))
 
 
@@ -293,8 +295,7 @@ def _say_rejected(console: Console, verdict: str, detail: str) -> None:
 def ensure_credentials(console: Console, *, interactive: bool, probe: bool = True,
                        read_line: ReadLine | None = None) -> bool:
     """Gate 1 (present?) and gate 2 (usable?) before a run. True = go ahead."""
-    envmod.load_dotenv()
-    missing = envmod.check_credentials()
+    missing = envmod.check_credentials(envmod.effective_env())
     if missing:
         if not interactive:
             _say(console, missing, "yellow")
@@ -344,7 +345,6 @@ def reconfigure_after_failure(console: Console, error: str, *, interactive: bool
 def run_setup(console: Console, *, read_line: ReadLine | None = None, probe: bool = True) -> int:
     """The body of ``flower setup``: the screen, then the probe. 0 = saved (also when the probe
     could not get through); 1 = cancelled, or saved but the probe says auth/config."""
-    envmod.load_dotenv()
     reason = (texts.SETUP_REASON_AGAIN if envmod.user_env_path().exists()
               else texts.SETUP_REASON_FIRST)
     if not configure(console, reason=reason, read_line=read_line):
@@ -366,10 +366,11 @@ def run_setup(console: Console, *, read_line: ReadLine | None = None, probe: boo
 def describe_config(console: Console) -> None:
     """What ``-v`` prints before starting: endpoint, model and the credential (masked), plus
     any other of the nine known keys that is set."""
-    info = envmod.describe()
-    creds = [k for k in envmod.REQUIRED_ANY if os.environ.get(k)] or [envmod.REQUIRED_ANY[0]]
+    env = envmod.effective_env()
+    info = envmod.describe(env)
+    creds = [k for k in envmod.REQUIRED_ANY if env.get(k)] or [envmod.REQUIRED_ANY[0]]
     keys = [BASE_URL, MODEL_KEYS[0], *creds]
-    keys += [k for k in envmod.KNOWN if k not in keys and os.environ.get(k)]
+    keys += [k for k in envmod.KNOWN if k not in keys and env.get(k)]
     _say(console, texts.SETUP_DESCRIBE_HEAD, "dim")
     for key in keys:
         _say(console, texts.SETUP_DESCRIBE_LINE.format(key=key, value=info[key]), "dim")

@@ -622,3 +622,22 @@ STORE_UNSTORABLE = "会话库存不下 {key} 的第 {position} 条记录(uuid {u
 STORE_COPY_DONE = "已复制 {sessions} 个会话({transcripts} 份记录,{entries} 条),逐条核对一致:{src} → {dst}"
 STORE_COPY_MISMATCH = "复制后核对不一致:{key} 第 {index} 条不同"
 STORE_COPY_SAME = "源和目标是同一个会话库,不复制"
+
+# --- reliability fixes ---
+# `python -m flower.testing --script FILE`: a script it cannot use (one line on stderr, exit 2).
+FAKE_SCRIPT_UNREADABLE = "flower.testing: cannot read the script {path}: {error}"
+FAKE_SCRIPT_NOT_JSON = "flower.testing: the script {path} is not valid JSON: {error}"
+FAKE_SCRIPT_BAD_SHAPE = (
+    "flower.testing: the script {path} must be a JSON object with \"steps\"/\"routes\"/"
+    "\"fallback\" (or a bare list of steps), got {got}"
+)
+FAKE_SCRIPT_BAD_PART = "flower.testing: the script {path} is not usable: {error}"
+# A failed transcript mirror (the session store refused an append): a warning, never silent.
+MIRROR_FAILED = (
+    "会话记录没能存进 sessions.db({error})。这一步照常进行,但中断后可能接不上刚才的进度。"
+)
+# Words a human said while no turn could take them (before the step, between steps, during a
+# network wait or a retry back-off): delivered with the next prompt under this label.
+HUMAN_WORDS_PENDING = "【人类插话】你还没看到的这段话是人类刚才说的,按它调整后继续:\n{words}"
+# Event("retry").text when an interrupt resumes the step.
+RETRY_INTERRUPT = "{name}: 按人类插话接着做"

@@ -111,6 +111,9 @@ class Renderer:
             self.block(ev.text, f"{self._bar(ev)}  ", "green", 6)
 
     def _on_error(self, ev: Event) -> None:
+        if ev.payload.get("warning"):  # the step goes on, but the human must know
+            self.line(f"  ! {ev.text}", "bold yellow")
+            return
         self.line(f"  x {ev.text}", "bold red")
 
     def _on_retry(self, ev: Event) -> None:

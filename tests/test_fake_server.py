@@ -451,6 +451,54 @@ def test_process_mode(tmp_path: Path) -> None:
     assert [x["stream"] for x in lines] == [True, True] and lines[0]["path"] == "/v1/messages"
 
 
+@pytest.mark.parametrize("body", [
+    "[1, 2]",                                   # a list, but not of steps
+    '"just a string"',                          # valid JSON, wrong shape
+    '{"stepz": ["hi"]}',                        # unknown key
+    '{"steps": "hi"}',                          # steps not a list
+    '{"routes": [{"match": {"nope": 1}, "steps": ["x"]}]}',  # bad match key
+    '{"steps": [{"fault": {}}]}',               # a fault without a status
+    "{not json",
+])
+def test_process_mode_bad_script_is_one_line_exit_2(tmp_path: Path, body: str) -> None:
+    script = tmp_path / "script.json"
+    script.write_text(body, encoding="utf-8")
+    proc = subprocess.run([sys.executable, "-m", "flower.testing", "--script", str(script)],
+                          capture_output=True, text=True, timeout=30)
+    assert proc.returncode == 2, proc.stderr
+    assert proc.stdout == ""  # no URL: the server never started
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and "Traceback" not in proc.stderr, proc.stderr
+    assert lines[0].startswith("flower.testing: ") and str(script) in lines[0]
+
+
+def test_process_mode_missing_script_is_one_line_exit_2(tmp_path: Path) -> None:
+    proc = subprocess.run([sys.executable, "-m", "flower.testing", "--script",
+                           str(tmp_path / "absent.json")], capture_output=True, text=True,
+                          timeout=30)
+    assert proc.returncode == 2 and len(proc.stderr.strip().splitlines()) == 1, proc.stderr
+
+
+def test_process_mode_bare_list_is_the_steps_shorthand(tmp_path: Path) -> None:
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps(["first", {"text": "second"}]), encoding="utf-8")
+    proc = subprocess.Popen([sys.executable, "-m", "flower.testing", "--script", str(script)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        url = proc.stdout.readline().strip()
+        assert url.startswith("http://127.0.0.1:"), url or proc.stderr.read()
+        fake = FakeServer(port=int(url.rsplit(":", 1)[1]))  # host/port for post() only
+        body = {"messages": [{"role": "user", "content": "hi"}]}
+        assert json.loads(post(fake, body)[2])["content"] == [text("first")]
+        assert json.loads(post(fake, body)[2])["content"] == [text("second")]
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+        proc.stdout.close()
+        proc.stderr.close()
+    assert proc.returncode == 0
+
+
 def test_load_json_script(server: FakeServer) -> None:
     server.load({
         "steps": [{"text": "s1"}],

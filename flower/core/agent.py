@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -55,12 +56,13 @@ class CompactPolicy:
 _ONE_M = re.compile(r"(?:^|[^a-z0-9])1m(?:[^a-z0-9]|$)")
 
 
-def default_window() -> int:
+def default_window(environ: Mapping[str, str] | None = None) -> int:
     """Context window assumed for handoff thresholds, guessed from the configured model.
 
     Over-estimates are safe: an overflow error triggers an immediate (degraded) handoff.
     """
-    model = (os.environ.get("ANTHROPIC_MODEL") or os.environ.get("ANTHROPIC_DEFAULT_OPUS_MODEL")
+    env = os.environ if environ is None else environ
+    model = (env.get("ANTHROPIC_MODEL") or env.get("ANTHROPIC_DEFAULT_OPUS_MODEL")
              or "").lower()
     if _ONE_M.search(model):
         return 1_000_000
@@ -77,10 +79,11 @@ HEADROOM_FRACTION = 0.25
 AT_FLOOR = 10_000
 
 
-def env_window() -> int | None:
+def env_window(environ: Mapping[str, str] | None = None) -> int | None:
     """``FLOWER_WINDOW`` as a positive int (it may come from ``~/.config/flower/.env`` via
     ``load_dotenv``); anything else — unset, not a number, 0, negative — is ignored."""
-    raw = (os.environ.get("FLOWER_WINDOW") or "").strip().replace("_", "")
+    env = os.environ if environ is None else environ
+    raw = (env.get("FLOWER_WINDOW") or "").strip().replace("_", "")
     try:
         value = int(raw)
     except ValueError:
@@ -88,7 +91,8 @@ def env_window() -> int | None:
     return value if value > 0 else None
 
 
-def resolve_window(explicit: int | None = None) -> int:
+def resolve_window(explicit: int | None = None,
+                   environ: Mapping[str, str] | None = None) -> int:
     """The window handoff works against, by precedence: an explicit value (``--window``,
     ``HandoffPolicy(window=...)``; 0/None mean "not given") > ``FLOWER_WINDOW`` > the
     self-calibration file (where this endpoint+model really overflowed) > the name-based
@@ -97,7 +101,7 @@ def resolve_window(explicit: int | None = None) -> int:
         return int(explicit)
     from flower.core.handoff import calibrated_window
 
-    return env_window() or calibrated_window() or default_window()
+    return env_window(environ) or calibrated_window(environ) or default_window(environ)
 
 
 @dataclass
@@ -136,10 +140,10 @@ class HandoffPolicy:
         """Context size of the one early warning per generation."""
         return max(1_000, self.at - 20_000)
 
-    def resolved(self) -> HandoffPolicy:
+    def resolved(self, environ: Mapping[str, str] | None = None) -> HandoffPolicy:
         """A copy with the window fixed (env and calibration file read once, not at every
-        message boundary)."""
-        return replace(self, window=self.effective_window)
+        message boundary). ``environ``: the settings to read (default ``os.environ``)."""
+        return replace(self, window=resolve_window(self.window, environ))
 
 
 @dataclass

@@ -14,6 +14,10 @@ token comes from the user's file.
    nine ``KNOWN`` keys: we borrow where Claude Code keeps its token, not its permissions,
    hooks or models, so ``setting_sources=[]`` stays portable.
 
+The Runtime and the CLI do not export: they read the merged mapping (:func:`effective_env`,
+``load_dotenv(export=False)``) and hand ``.env`` values to the agent subprocess only, so the
+process environment — and every other subprocess — stays as the user set it.
+
 Secrets are only ever printed through :func:`mask` / :func:`redact`. No SDK import here.
 """
 
@@ -120,10 +124,14 @@ def _read_claude_settings(path: Path) -> list[tuple[str, str]]:
     return [(k, env[k]) for k in KNOWN if isinstance(env.get(k), str) and env[k]]
 
 
-def load_dotenv(path: str | Path | None = None, *, override: bool = False) -> dict[str, str]:
+def load_dotenv(path: str | Path | None = None, *, override: bool = False,
+                export: bool = True) -> dict[str, str]:
     """Fill ``os.environ`` from the sources above; returns the keys it actually set.
 
-    An explicit ``path`` reads only that file — no fallback to the other sources.
+    An explicit ``path`` reads only that file — no fallback to the other sources. With
+    ``export=False`` nothing is written anywhere: the same mapping is only returned, for a
+    caller that hands it to a subprocess itself (the Runtime's agent env) or checks
+    credentials with it (:func:`effective_env`) — the process env stays as the user set it.
     """
     if path is not None:
         batches: Iterable[list[tuple[str, str]]] = [_read_dotenv(Path(path).expanduser())]
@@ -138,12 +146,22 @@ def load_dotenv(path: str | Path | None = None, *, override: bool = False) -> di
                 claimed.add(key)
                 continue
             claimed.add(key)
-            try:
-                os.environ[key] = value
-            except ValueError:  # NUL or '=' in the key: the OS cannot hold it
-                continue
+            if not export:
+                if "\0" in key or "=" in key or "\0" in value:  # the OS could not hold it
+                    continue
+            else:
+                try:
+                    os.environ[key] = value
+                except ValueError:  # NUL or '=' in the key: the OS cannot hold it
+                    continue
             loaded[key] = value
     return loaded
+
+
+def effective_env(path: str | Path | None = None) -> dict[str, str]:
+    """The process environment plus what the ``.env`` sources add — what an agent started
+    now would see — without touching ``os.environ``."""
+    return {**os.environ, **load_dotenv(path, export=False)}
 
 
 # --- checking and describing --------------------------------------------------------------
@@ -164,14 +182,17 @@ def _places() -> list[str]:
     return places
 
 
-def check_credentials() -> str | None:
-    """None when a credential is set (non-empty); else a message a person can act on."""
-    if any(os.environ.get(k) for k in REQUIRED_ANY):
+def check_credentials(environ: Mapping[str, str] | None = None) -> str | None:
+    """None when a credential is set (non-empty) in ``environ`` (default: ``os.environ``;
+    pass :func:`effective_env` to count ``.env`` files without exporting them); else a
+    message a person can act on."""
+    env = os.environ if environ is None else environ
+    if any(env.get(k) for k in REQUIRED_ANY):
         return None
     places = "\n".join(texts.CRED_PLACE.format(n=i, what=w)
                        for i, w in enumerate(_places(), start=1))
     msg = texts.CRED_MISSING.format(places=places, user_env=user_env_path())
-    empty = [k for k in REQUIRED_ANY if k in os.environ]
+    empty = [k for k in REQUIRED_ANY if k in env]
     notes = [texts.CRED_EMPTY_KEY.format(key=k) for k in empty]
     return "\n".join([msg, *notes])
 
@@ -195,23 +216,39 @@ def secret_values(environ: Mapping[str, str]) -> list[str]:
     return sorted(vals, key=len, reverse=True)
 
 
+def _forms(value: str) -> list[tuple[str, str]]:
+    """``(form, its mask)`` for each way ``value`` can appear in text: as is, and escaped
+    inside a JSON string (with and without ``ensure_ascii``) — manifest rows and event
+    texts often carry JSON, where a ``"``, ``\\`` or non-ASCII secret is not verbatim."""
+    masked = mask(value)
+    forms = [(value, masked)]
+    for ascii_only in (False, True):
+        escaped = json.dumps(value, ensure_ascii=ascii_only)[1:-1]
+        if all(escaped != f for f, _ in forms):
+            forms.append((escaped, json.dumps(masked, ensure_ascii=ascii_only)[1:-1]))
+    return forms
+
+
 def redact(text: str, secrets: Iterable[str] | None = None) -> str:
-    """Replace every secret value (default: the secret-looking env vars) with its mask."""
+    """Replace every secret value (default: the secret-looking env vars) with its mask —
+    also where it appears JSON-escaped."""
     if secrets is None:
         values = secret_values(os.environ)
     else:
         values = sorted({s for s in secrets if s and len(s) >= 4}, key=len, reverse=True)
     for value in values:
-        if value in text:
-            text = text.replace(value, mask(value))
+        for form, masked in _forms(value):
+            if form in text:
+                text = text.replace(form, masked)
     return text
 
 
-def describe() -> dict[str, str]:
+def describe(environ: Mapping[str, str] | None = None) -> dict[str, str]:
     """The effective ``KNOWN`` settings for ``-v``, secrets masked."""
+    env = os.environ if environ is None else environ
     out: dict[str, str] = {}
     for key in KNOWN:
-        value = os.environ.get(key)
+        value = env.get(key)
         if key == "ANTHROPIC_BASE_URL" and not value:
             out[key] = texts.DESCRIBE_DEFAULT.format(value=DEFAULT_BASE_URL)
         elif value is None:
@@ -227,10 +264,11 @@ _NOT_FOUND_WORDS = ("not_found", "not found", "does not exist", "unknown model",
                     "no such model", "invalid model")
 
 
-def probe_model() -> str:
+def probe_model(environ: Mapping[str, str] | None = None) -> str:
     """The model the probe asks for; the CLI's ``[1m]``-style suffix is not an API name."""
+    env = os.environ if environ is None else environ
     for key in ("ANTHROPIC_MODEL", "ANTHROPIC_DEFAULT_HAIKU_MODEL"):
-        name = re.sub(r"\[[^\]]*\]$", "", os.environ.get(key, "").strip())
+        name = re.sub(r"\[[^\]]*\]$", "", env.get(key, "").strip())
         if name:
             return name
     return DEFAULT_PROBE_MODEL
@@ -250,7 +288,8 @@ def _verdict(status: int, body: str) -> str:
     return "ok"  # 429 and other undecidable 4xx: the credential itself was accepted
 
 
-def probe_credentials(timeout: float = 20.0) -> tuple[str, str]:
+def probe_credentials(timeout: float = 20.0,
+                      environ: Mapping[str, str] | None = None) -> tuple[str, str]:
     """One real ``POST /v1/messages`` (max_tokens=16) → ``(verdict, detail)``.
 
     verdict is ``auth`` | ``config`` | ``net`` | ``ok``; unclear cases are ``ok`` so a
@@ -262,12 +301,13 @@ def probe_credentials(timeout: float = 20.0) -> tuple[str, str]:
     import urllib.request
     from http.client import HTTPException, InvalidURL
 
-    api_key = os.environ.get("ANTHROPIC_API_KEY", "")
-    token = os.environ.get("ANTHROPIC_AUTH_TOKEN", "")
+    env = os.environ if environ is None else environ
+    api_key = env.get("ANTHROPIC_API_KEY", "")
+    token = env.get("ANTHROPIC_AUTH_TOKEN", "")
     if not (api_key or token):
         return "auth", texts.PROBE_NO_CREDS
     secrets = [api_key, token]
-    base = (os.environ.get("ANTHROPIC_BASE_URL") or DEFAULT_BASE_URL).strip().rstrip("/")
+    base = (env.get("ANTHROPIC_BASE_URL") or DEFAULT_BASE_URL).strip().rstrip("/")
     url = base + "/v1/messages"
     try:
         parts = urlsplit(url)
@@ -283,7 +323,7 @@ def probe_credentials(timeout: float = 20.0) -> tuple[str, str]:
         headers["x-api-key"] = api_key
     else:
         headers["authorization"] = f"Bearer {token}"
-    body = json.dumps({"model": probe_model(), "max_tokens": 16,
+    body = json.dumps({"model": probe_model(env), "max_tokens": 16,
                        "messages": [{"role": "user", "content": "hi"}]}).encode()
     request = urllib.request.Request(url, data=body, headers=headers, method="POST")
     try:

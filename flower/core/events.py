@@ -19,6 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from flower import texts
 from flower.core.usage import context_of
 
 EventKind = Literal[
@@ -209,6 +210,19 @@ def _compact(message: Any) -> Event:
     return Event("reset", text=text, payload=payload, raw=message)
 
 
+def _mirror_error(message: Any) -> Event:
+    """The store refused a transcript batch (``MirrorErrorMessage``): an ``error`` event the
+    UI shows as a warning and the Runtime adds to ``StepResult.errors``."""
+    data = message.data if isinstance(getattr(message, "data", None), dict) else {}
+    error = str(getattr(message, "error", "") or data.get("error") or "?")
+    key = getattr(message, "key", None) or data.get("key")
+    payload: dict[str, Any] = {"mirror_error": True, "warning": True, "error": error}
+    if isinstance(key, dict):
+        payload["key"] = dict(key)
+    return Event("error", text=texts.MIRROR_FAILED.format(error=" ".join(error.split())[:200]),
+                 payload=payload, raw=message)
+
+
 def normalize(message: Any) -> list[Event]:
     """Turn one SDK message (or raw transcript dict) into zero or more events."""
     from claude_agent_sdk import types  # lazy: keep `flower --help` SDK-free
@@ -239,6 +253,9 @@ def normalize(message: Any) -> list[Event]:
         return [Event("task", text="", payload=payload, raw=message)]
     if isinstance(message, types.ConversationResetMessage):
         return [Event("reset", text="conversation reset", raw=message)]
+    if isinstance(message, types.MirrorErrorMessage) or (
+            isinstance(message, types.SystemMessage) and message.subtype == "mirror_error"):
+        return [_mirror_error(message)]
     if isinstance(message, types.SystemMessage):
         if message.subtype in ("compact_boundary", "microcompact_boundary"):
             return [_compact(message)]

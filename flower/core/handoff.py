@@ -19,6 +19,7 @@ from __future__ import annotations
 import json
 import os
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -177,10 +178,10 @@ def windows_path() -> Path:
     return Path(base) / "flower" / ".windows"
 
 
-def _endpoint_key() -> str:
-    base = os.environ.get("ANTHROPIC_BASE_URL") or "default"
-    model = os.environ.get("ANTHROPIC_MODEL") or os.environ.get(
-        "ANTHROPIC_DEFAULT_OPUS_MODEL") or ""
+def _endpoint_key(environ: Mapping[str, str] | None = None) -> str:
+    env = os.environ if environ is None else environ
+    base = env.get("ANTHROPIC_BASE_URL") or "default"
+    model = env.get("ANTHROPIC_MODEL") or env.get("ANTHROPIC_DEFAULT_OPUS_MODEL") or ""
     return f"{base}|{model}"
 
 
@@ -196,12 +197,12 @@ def _read_windows(path: Path) -> dict[str, int]:
             if isinstance(k, str) and isinstance(v, int) and not isinstance(v, bool) and v > 0}
 
 
-def calibrated_window() -> int | None:
+def calibrated_window(environ: Mapping[str, str] | None = None) -> int | None:
     """The window measured for the current base URL + model, or ``None``."""
-    return _read_windows(windows_path()).get(_endpoint_key())
+    return _read_windows(windows_path()).get(_endpoint_key(environ))
 
 
-def remember_overflow(context: int) -> int | None:
+def remember_overflow(context: int, environ: Mapping[str, str] | None = None) -> int | None:
     """Record that the current endpoint+model overflowed at ``context`` tokens.
 
     The smaller of the old and new value is kept (a larger overflow point never relaxes the
@@ -211,7 +212,7 @@ def remember_overflow(context: int) -> int | None:
         return None
     path = windows_path()
     table = _read_windows(path)
-    key = _endpoint_key()
+    key = _endpoint_key(environ)
     old = table.get(key)
     if old is not None and old <= context:
         return old

@@ -10,6 +10,11 @@ Continuity is a bonus, never a reason for a run to fail: a missing, unreadable, 
 foreign file means "start fresh", and a failed write is dropped (``OSError`` only — a bug
 in the caller still raises). A corrupt file is moved aside, never overwritten, so whatever
 was in it can still be recovered by hand.
+
+Several processes may share one run dir. Every update (``remember``, ``bump``) takes the
+same cross-process file lock the manifest uses (``lineage.json.lock``), re-reads the file
+and merges by key: another process's steps and wake counts are kept, and only the keys this
+object wrote itself override what is on disk — no update is lost.
 """
 
 from __future__ import annotations
@@ -23,9 +28,10 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from flower.core.paths import atomic_write, canonical, move_aside
+from flower.core.paths import atomic_write, canonical, file_lock, move_aside
 
 FILENAME = "lineage.json"
+LOCK_TIMEOUT = 10.0  # seconds; past it the update goes on unlocked (continuity is a bonus)
 
 
 def _stamp() -> str:
@@ -90,10 +96,18 @@ class Lineage:
     workspace: Path
     steps: dict[str, str] = field(default_factory=dict)
     woke: int = 0
+    #: step names this object recorded itself: they win over the disk when merging
+    _mine: set[str] = field(default_factory=set, repr=False, compare=False)
+    #: session ids found gone from the store at open: a merge must not bring them back
+    _dead: set[str] = field(default_factory=set, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         self.path = Path(self.path)
         self.workspace = Path(canonical(self.workspace))
+
+    @property
+    def lock_path(self) -> Path:
+        return self.path.with_name(self.path.name + ".lock")
 
     # --- loading ---------------------------------------------------------------------
 
@@ -148,7 +162,8 @@ class Lineage:
         if canonical(ws) != str(lin.workspace):
             return lin  # moved or copied folder: the old ids cannot resume here
         if has_session is not None:
-            steps = {k: v for k, v in steps.items() if _alive(has_session, v)}
+            lin._dead = {v for v in steps.values() if not _alive(has_session, v)}
+            steps = {k: v for k, v in steps.items() if v not in lin._dead}
         lin.woke, lin.steps = woke, steps
         return lin
 
@@ -167,17 +182,58 @@ class Lineage:
             return False
         return True
 
+    def _merge_disk(self) -> None:
+        """Fold the file's current state in (call under the lock): its steps and wake count
+        replace the in-memory copy, except the steps this object recorded itself. A missing,
+        foreign or unreadable file leaves the in-memory state as it is (a corrupt one is
+        moved aside first, never overwritten)."""
+        try:
+            raw = self.path.read_bytes()
+        except OSError:
+            return
+        try:
+            ws, woke, steps = _parse(raw)
+        except _Corrupt:
+            move_aside(self.path, _stamp())
+            return
+        if canonical(ws) != str(self.workspace):
+            return
+        mine = {k: self.steps[k] for k in self._mine if k in self.steps}
+        alive = {k: v for k, v in steps.items() if v not in self._dead}
+        self.steps = {**alive, **mine}
+        self.woke = woke
+
+    def _update(self, change: Callable[[], None]) -> None:
+        """Read-modify-write under the cross-process lock; a disk that refuses (no lock
+        file, no write) still lets the in-memory state move on."""
+        try:
+            with file_lock(self.lock_path, timeout=LOCK_TIMEOUT):
+                self._merge_disk()  # a lock not got in time: merge anyway, best effort
+                change()
+                self.flush()
+        except OSError:
+            change()
+
     def remember(self, step: str, session_id: str) -> None:
         """Record ``step``'s session the moment it is known — a hard kill may come next."""
-        if not step or not session_id or self.steps.get(step) == session_id:
+        if not step or not session_id:
             return
-        self.steps[step] = session_id
-        self.flush()
+        if self.steps.get(step) == session_id and step in self._mine:
+            return
+
+        def change() -> None:
+            self.steps[step] = session_id
+            self._mine.add(step)
+
+        self._update(change)
 
     def bump(self) -> int:
         """Count one more wake (1 on the first run), persist it and return it."""
-        self.woke += 1
-        self.flush()
+
+        def change() -> None:
+            self.woke += 1
+
+        self._update(change)
         return self.woke
 
     def archive(self, into: str | Path, *, extra: Iterable[str | Path] | None = None) -> Path:
@@ -190,6 +246,7 @@ class Lineage:
         state, so the next run still starts fresh).
         """
         self.steps.clear()
+        self._mine.clear()
         self.woke = 0
         base = Path(into)
         try:

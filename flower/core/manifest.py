@@ -10,19 +10,12 @@ from __future__ import annotations
 
 import contextlib
 import json
-import os
 import sys
-import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from flower.core.paths import atomic_write, move_aside
-
-try:  # POSIX advisory locks; on other platforms writes fall back to atomic-replace only
-    import fcntl
-except ImportError:  # pragma: no cover - non-POSIX
-    fcntl = None  # type: ignore[assignment]
+from flower.core.paths import atomic_write, file_lock, move_aside
 
 FILENAME = "manifest.json"
 
@@ -54,31 +47,9 @@ class Manifest:
         self._holding = False  # this process is inside write(): a signal handler must not wait
         self._lock_path = self.path.with_name(self.path.name + ".lock")
 
-    @contextlib.contextmanager
-    def _locked(self, *, timeout: float = 10.0) -> Iterator[bool]:
+    def _locked(self, *, timeout: float = 10.0) -> contextlib.AbstractContextManager[bool]:
         """Hold the cross-process lock; yields False if it could not be taken in time."""
-        if fcntl is None:  # pragma: no cover
-            yield True
-            return
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(self._lock_path, os.O_RDWR | os.O_CREAT, 0o644)
-        got = False
-        try:
-            deadline = time.monotonic() + timeout
-            while True:
-                try:
-                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                    got = True
-                    break
-                except BlockingIOError:
-                    if time.monotonic() > deadline:
-                        break
-                    time.sleep(0.01)
-            yield got
-        finally:
-            if got:
-                fcntl.flock(fd, fcntl.LOCK_UN)
-            os.close(fd)
+        return file_lock(self._lock_path, timeout=timeout)
 
     def read(self) -> list[dict[str, Any]]:
         """All rows; a corrupt file is moved aside (and reported) and counts as empty."""

@@ -8,11 +8,18 @@ noticeable time, so this is a small faithful copy — a test pins it to the SDK'
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import time
 import unicodedata
+from collections.abc import Iterator
 from pathlib import Path
+
+try:  # POSIX advisory locks; on other platforms writes fall back to atomic-replace only
+    import fcntl
+except ImportError:  # pragma: no cover - non-POSIX
+    fcntl = None  # type: ignore[assignment]
 
 MAX_KEY_LENGTH = 200
 _NON_ALNUM = re.compile(r"[^a-zA-Z0-9]")
@@ -108,3 +115,33 @@ def move_aside(path: Path, stamp: str | None = None) -> Path | None:
             pass
         return dest
     return None
+
+
+@contextlib.contextmanager
+def file_lock(lock_path: Path, *, timeout: float = 10.0) -> Iterator[bool]:
+    """Hold an exclusive cross-process lock on ``lock_path`` (created if missing) for a
+    read-modify-write of a state file shared by processes; yields False if it could not be
+    taken within ``timeout`` seconds (the caller decides whether to go on unlocked). Raises
+    ``OSError`` when the lock file cannot be opened. Without ``fcntl`` it yields True."""
+    if fcntl is None:  # pragma: no cover
+        yield True
+        return
+    lock_path.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o644)
+    got = False
+    try:
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                got = True
+                break
+            except BlockingIOError:
+                if time.monotonic() > deadline:
+                    break
+                time.sleep(0.01)
+        yield got
+    finally:
+        if got:
+            fcntl.flock(fd, fcntl.LOCK_UN)
+        os.close(fd)

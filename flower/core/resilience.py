@@ -191,15 +191,17 @@ class Resilience:
         }
         return {k: v for k, v in wanted.items() if k not in env}
 
-    async def wait_online(self, notify: Callable[[str], Any] | None = None) -> bool:
+    async def wait_online(self, notify: Callable[[str], Any] | None = None, *,
+                          stop: Callable[[], bool] | None = None,
+                          base_url: str | None = None) -> bool:
         """Block until the endpoint answers (True) or ``max_offline_wait`` passes (False).
 
         Exactly one notice when it is first found unreachable and one on recovery — an hour
-        of probing every 15 s must not flood the screen.
+        of probing every 15 s must not flood the screen. ``stop()`` turning true (a human
+        interrupt is waiting) ends the wait early with False; the caller checks why.
+        ``base_url`` is the endpoint to probe (default: ``ANTHROPIC_BASE_URL``).
         """
-        import anyio
-
-        host, port = endpoint()
+        host, port = endpoint(base_url)
         if await reachable(host, port, self.probe_timeout):
             return True
         await _say(notify, _span(self.max_offline_wait, host, port))
@@ -208,10 +210,29 @@ class Resilience:
             remaining = deadline - time.monotonic()
             if remaining <= 0:
                 return False
-            await anyio.sleep(min(self.probe_interval, remaining))
+            if not await nap(min(self.probe_interval, remaining), stop):
+                return False
             if await reachable(host, port, self.probe_timeout):
                 await _say(notify, texts.ONLINE_AGAIN.format(host=host, port=port))
                 return True
+
+
+async def nap(seconds: float, stop: Callable[[], bool] | None = None,
+              tick: float = 0.1) -> bool:
+    """Sleep ``seconds``; with ``stop``, wake within ``tick`` once it turns true. Returns
+    False when ``stop`` cut the sleep short."""
+    import anyio
+
+    if stop is None:
+        await anyio.sleep(seconds)
+        return True
+    deadline = time.monotonic() + seconds
+    while not stop():
+        left = deadline - time.monotonic()
+        if left <= 0:
+            return True
+        await anyio.sleep(min(tick, left))
+    return False
 
 
 async def _say(notify: Callable[[str], Any] | None, line: str) -> None:

@@ -40,7 +40,7 @@ from flower.core.handoff import (
 from flower.core.manifest import FILENAME as MANIFEST_NAME
 from flower.core.manifest import Manifest
 from flower.core.paths import project_key as _project_key
-from flower.core.resilience import Resilience, classify, is_fatal_retry
+from flower.core.resilience import Resilience, classify, is_fatal_retry, nap
 from flower.stores.prune import PrunePolicy
 from flower.stores.select import layered_store
 from flower.stores.trim import EphemeralPolicy, TrimPolicy
@@ -171,8 +171,9 @@ class Runtime:
         self.run_dir = Path(run_dir).expanduser().resolve()
         self.run_dir.mkdir(parents=True, exist_ok=True)
         self.portable = portable
-        load_dotenv()
-        problem = check_credentials()
+        # .env values go to the agent subprocess only, never into this process's os.environ
+        self._dotenv: dict[str, str] = load_dotenv(export=False)
+        problem = check_credentials(self._config())
         if problem:
             raise RuntimeError(problem)
         self.trim_policy: TrimPolicy = _coerce(trim, TrimPolicy)
@@ -194,7 +195,9 @@ class Runtime:
         self.run_id = _new_run_id()
         self.on_session: Callable[[str], None] | None = None
         # credentials never reach the run book, even if a model echoed one into its text
-        self._manifest = Manifest(self.run_dir / MANIFEST_NAME, self.run_id, scrub=redact)
+        self._spec_secrets: set[str] = set()  # from every AgentSpec.env this Runtime ran
+        self._manifest = Manifest(self.run_dir / MANIFEST_NAME, self.run_id,
+                                  scrub=lambda text: redact(text, self._secrets()))
         self._interrupt = _Interrupt()
         self._current: StepResult | None = None
         # handoff state, per step: thresholds pinned at step start, the main thread's
@@ -337,13 +340,12 @@ class Runtime:
 
         ``fork`` and ``resume_at`` only take effect together with ``resume``.
         """
-        import anyio
 
         name = step_name or spec.name
         result = StepResult(step=name, started_at=time.time(), attempts=0)
         self._current = result
-        self._interrupt.take()  # a request left over from an earlier step is stale
-        secrets = secret_values(os.environ)  # once per step, not once per event
+        self._spec_secrets.update(secret_values(spec.env))
+        secrets = self._secrets()  # once per step, not once per event
         emit = _safe_sink(on_event, scrub=lambda text: redact(text, secrets))
         cur_prompt, cur_resume = prompt, resume
         cur_fork, cur_at = (fork, resume_at) if resume else (False, None)
@@ -351,12 +353,15 @@ class Runtime:
         # the watermark is per step: step 2 must not inherit step 1's reading and hand off
         self._ctx, self._warned, self._degraded_run = 0, False, 0
         try:
-            self._limits = self.handoff.resolved() if self.handoff.enabled else self.handoff
+            self._limits = self.handoff.resolved(self._config()) if self.handoff.enabled \
+                else self.handoff
         except Exception as exc:  # a broken override must not break the step
             log.warning("flower: could not resolve the handoff window: %s", exc)
             self._limits = self.handoff
         try:
             with self._signals_rescued():
+                if self._interrupt.pending:  # said before this step, or between two: not stale
+                    cur_prompt = _with_words(cur_prompt, await self._interrupt.words())
                 while True:
                     attempt += 1
                     result.attempts = attempt
@@ -369,10 +374,12 @@ class Runtime:
                     if result.ok and not interrupted:
                         break
                     if interrupted:
-                        if not result.session_id:
-                            break
                         words = await self._interrupt.words()
-                        emit(Event("retry", text=f"{name}: 按人类插话接着做",
+                        if not result.session_id:  # nothing to resume: start over, words on
+                            cur_prompt = _with_words(cur_prompt, words)
+                            attempt -= 1
+                            continue
+                        emit(Event("retry", text=texts.RETRY_INTERRUPT.format(name=name),
                                    payload={"step": name, "attempt": attempt,
                                             "source": "interrupt"}))
                         cur_prompt = (f"{words}\n\n{self.INTERRUPT_NOTE}" if words
@@ -395,15 +402,20 @@ class Runtime:
                                text=f"{name}: 第 {attempt} 次尝试失败,稍后重试({result.error})",
                                payload={"step": name, "attempt": attempt, "source": "failure"}))
                     net = {"step": name, "attempt": attempt, "source": "network"}
+                    heard = self._interrupt_pending  # a human's words cut any wait short
                     if not await self.resilience.wait_online(
-                            lambda msg, p=net: emit(Event("retry", text=msg, payload=p))):
+                            lambda msg, p=net: emit(Event("retry", text=msg, payload=p)),
+                            stop=heard, base_url=self._config().get("ANTHROPIC_BASE_URL")) \
+                            and not heard():
                         result.error = f"{result.error}(网络中断过久,放弃重试)"
                         break
-                    await anyio.sleep(self.resilience.delay_for(attempt))
+                    await nap(self.resilience.delay_for(attempt), heard)
                     if result.session_id:  # resume, not restart: earlier work is not lost
                         cur_prompt = self.resilience.resume_prompt
                         cur_resume, cur_fork, cur_at = result.session_id, False, None
                         result.resumed = True
+                    if heard():  # the words go with the resume (or the fresh start)
+                        cur_prompt = _with_words(cur_prompt, await self._interrupt.words())
         except BaseException as exc:  # Ctrl-C, task cancellation: the book still says why
             result.ok = False
             result.error = f"aborted ({type(exc).__name__})"  # whatever came before, this ended it
@@ -527,9 +539,9 @@ class Runtime:
         """An overflow at ``used`` tokens: remember it as this endpoint's window and, unless
         the window was pinned (argument or ``FLOWER_WINDOW``), use it from now on — else a
         1M guess on a 200K gateway degrades every generation of this step."""
-        remember_overflow(used)
+        remember_overflow(used, self._config())
         try:
-            self._limits = self.handoff.resolved()
+            self._limits = self.handoff.resolved(self._config())
         except Exception as exc:
             log.warning("flower: could not resolve the handoff window: %s", exc)
 
@@ -596,11 +608,24 @@ class Runtime:
 
     # -- one attempt ---------------------------------------------------------------------
 
+    def _config(self) -> dict[str, str]:
+        """The settings this Runtime runs with: the process environment plus the values
+        ``.env`` files add (which never enter ``os.environ``)."""
+        return {**os.environ, **self._dotenv}
+
+    def _secrets(self) -> list[str]:
+        """Every secret value this Runtime knows: the process env, ``.env`` files and the
+        env of every spec it ran (``is_secret`` keys), longest first."""
+        found = set(secret_values(self._config())) | self._spec_secrets
+        return sorted(found, key=len, reverse=True)
+
     def _agent_env(self) -> dict[str, str]:
-        """Defaults flower layers under the spec's env (bounded CLI retries/timeouts)."""
-        if not self.resilience.enabled:
-            return {}
-        return dict(self.resilience.cli_env())
+        """What flower layers under the spec's env: the ``.env`` values (credentials reach
+        the agent, not this process) and the bounded CLI retries/timeouts."""
+        env = dict(self._dotenv)
+        if self.resilience.enabled:
+            env.update(self.resilience.cli_env(self._config()))
+        return env
 
     async def _attempt(self, spec: AgentSpec, prompt: str, result: StepResult, *,
                        resume: str | None, fork: bool, resume_at: str | None,
@@ -639,6 +664,7 @@ class Runtime:
         failure: str | None = None
         fatal: str | None = None
         full = False
+        aborted = False
         client = ClaudeSDKClient(options)
         try:
             await client.connect()
@@ -646,7 +672,7 @@ class Runtime:
             async with anyio.create_task_group() as tg:
                 stop = _Stopper(client)
                 if not self._writing:  # words for the model wait for the successor
-                    tg.start_soon(self._watch_interrupt, stop)
+                    tg.start_soon(self._watch_interrupt, stop, result)
                 async for message in client.receive_response():
                     self._note_session(message, result)
                     for ev in normalize(message):
@@ -670,12 +696,18 @@ class Runtime:
         except Exception as exc:  # every SDK failure becomes a result
             if failure is None:
                 failure = f"{type(exc).__name__}: {exc}".strip()
+        except BaseException:  # cancelled, Ctrl-C: the step is being abandoned
+            aborted = True
+            raise
         finally:
+            if aborted:  # not the SDK's graceful 5 s wait for a CLI that is mid-tool
+                _terminate_cli(client)
             with anyio.CancelScope(shield=True):
                 try:
                     await client.disconnect()
                 except Exception as exc:
-                    log.warning("flower: closing the agent failed: %s", exc)
+                    log.warning("flower: closing the agent failed: %s",
+                                redact(str(exc), self._secrets()))
         if said:
             result.text = "\n".join(said).strip()
         if failure is not None:
@@ -695,12 +727,16 @@ class Runtime:
         walls = role_hooks(spec, workbench=self.workbench, spill_threshold=self.spill_threshold)
         return replace(spec, hooks=merge_hooks(spec.hooks, walls)) if walls else spec
 
-    async def _watch_interrupt(self, stop: _Stopper) -> None:
+    def _interrupt_pending(self) -> bool:
+        return self._interrupt.pending
+
+    async def _watch_interrupt(self, stop: _Stopper, result: StepResult) -> None:
         """Turn a human's interrupt request (from any thread) into a CLI interrupt, promptly:
-        the turn stops even in the middle of a long tool call."""
+        the turn stops even in the middle of a long tool call. Not before the session has an
+        id: a turn stopped before that leaves nothing to resume the words into."""
         import anyio
 
-        while not self._interrupt.pending:
+        while not (self._interrupt.pending and result.session_id):
             await anyio.sleep(0.1)
         await stop.now()
 
@@ -761,6 +797,28 @@ class _Stopper:
             await self.client.interrupt()
 
 
+def _with_words(prompt: str, words: str | None) -> str:
+    """``prompt`` with a human's pending words appended under a clear label."""
+    if not words or not words.strip():
+        return prompt
+    return f"{prompt}\n\n{texts.HUMAN_WORDS_PENDING.format(words=words.strip())}"
+
+
+def _terminate_cli(client: Any) -> None:
+    """SIGTERM the client's CLI subprocess now (it stops its running tools and exits), so
+    the disconnect that follows does not wait out the SDK's 5 s grace period first. Only
+    for an abandoned step: a normal end keeps the graceful path, whose wait lets the CLI
+    flush its last transcript entries to the store."""
+    transport = getattr(client, "_transport", None)
+    process = getattr(transport, "_process", None)
+    if process is None or getattr(process, "returncode", 0) is not None:
+        return
+    try:
+        process.terminate()
+    except (ProcessLookupError, OSError) as exc:
+        log.debug("flower: could not stop the CLI: %s", exc)
+
+
 def _short(text: str, limit: int = 120) -> str:
     """One line of an error, for the 交接降级(<why>) note."""
     line = " ".join(text.split())
@@ -794,10 +852,10 @@ def _safe_sink(on_event: EventSink | None, scrub: Callable[[str], str]) -> Event
 
 def _scrubbed(ev: Event, scrub: Callable[[str], str]) -> Event:
     """``ev`` with any secret value masked (a copy only when something had to change)."""
-    flat = ev.text + repr(ev.payload)
-    if scrub(flat) == flat:
+    text, payload = scrub(ev.text), _scrub_deep(ev.payload, scrub)
+    if text == ev.text and payload == ev.payload:
         return ev
-    return replace(ev, text=scrub(ev.text), payload=_scrub_deep(ev.payload, scrub))
+    return replace(ev, text=text, payload=payload)
 
 
 def _scrub_deep(value: Any, scrub: Callable[[str], str]) -> Any:

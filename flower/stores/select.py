@@ -38,11 +38,12 @@ def configured_url(explicit: str | None = None, *, dotenv: bool = True) -> str |
     """``explicit``, else ``FLOWER_STORE_URL`` (after reading ``.env`` files), else None."""
     if explicit and explicit.strip():
         return explicit.strip()
-    if dotenv:
-        from flower.core.env import load_dotenv
+    if dotenv:  # read .env without exporting it: credentials stay out of os.environ
+        from flower.core.env import effective_env
 
-        load_dotenv()
-    value = os.environ.get(ENV, "").strip()
+        value = effective_env().get(ENV, "").strip()
+    else:
+        value = os.environ.get(ENV, "").strip()
     return value or None
 
 

@@ -12,8 +12,42 @@ import threading
 from pathlib import Path
 from typing import Any
 
+from flower import texts
 from flower.testing.request import Request
 from flower.testing.server import FakeServer
+
+_KEYS = ("steps", "routes", "fallback")
+
+
+class ScriptError(ValueError):
+    """A script file the process mode cannot use; the message is the one line to print."""
+
+
+def read_script(path: Path) -> dict[str, Any]:
+    """The script in ``path`` as the object ``FakeServer.load`` takes; a bare JSON list is
+    the ``steps`` shorthand. ``ScriptError`` (one readable line) for anything else."""
+    try:
+        raw = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ScriptError(texts.FAKE_SCRIPT_UNREADABLE.format(path=path, error=exc)) from exc
+    try:
+        script = json.loads(raw)
+    except ValueError as exc:
+        raise ScriptError(texts.FAKE_SCRIPT_NOT_JSON.format(path=path, error=exc)) from exc
+    if isinstance(script, list):
+        script = {"steps": script}
+    if not isinstance(script, dict) or not set(script) <= set(_KEYS) or not all(
+            isinstance(script.get(k, []), list) for k in ("steps", "routes")) or not all(
+            isinstance(r, dict) for r in script.get("routes", [])):
+        got = type(script).__name__ if not isinstance(script, dict) else json.dumps(
+            script, ensure_ascii=False)[:80]
+        raise ScriptError(texts.FAKE_SCRIPT_BAD_SHAPE.format(path=path, got=got))
+    try:  # build every step and predicate once, on a server that never starts
+        FakeServer().load(script)
+    except (ValueError, KeyError, TypeError, AttributeError) as exc:
+        detail = f"{type(exc).__name__}: {exc}"[:200]
+        raise ScriptError(texts.FAKE_SCRIPT_BAD_PART.format(path=path, error=detail)) from exc
+    return script
 
 
 def load_script(fake: FakeServer, script: dict[str, Any]) -> None:
@@ -29,6 +63,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--host", default="127.0.0.1")
     ap.add_argument("--log", type=Path, help="append one JSON line per request to this file")
     args = ap.parse_args(argv)
+    script = None
+    if args.script:
+        try:
+            script = read_script(args.script)
+        except ScriptError as exc:
+            print(exc, file=sys.stderr, flush=True)
+            return 2
 
     log = args.log.open("a", encoding="utf-8") if args.log else None
     log_lock = threading.Lock()
@@ -40,8 +81,8 @@ def main(argv: list[str] | None = None) -> int:
                 log.flush()
 
     fake = FakeServer(port=args.port, host=args.host, on_request=on_request)
-    if args.script:
-        load_script(fake, json.loads(args.script.read_text(encoding="utf-8")))
+    if script is not None:
+        load_script(fake, script)
     done = threading.Event()
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, lambda *_: done.set())

@@ -24,6 +24,8 @@ if TYPE_CHECKING:
 
 Ctx = dict[str, Any]
 ON_FAIL = ("stop", "skip", "continue")
+#: ctx keys that describe one ``Workflow.run`` only; cleared when the next run starts
+RUN_SCOPED = ("_failed_at", "_aborted")
 
 
 class StepAbort(Exception):
@@ -52,8 +54,9 @@ class Step:
     reduce: Callable[[StepResult, Ctx], Any] | None = None
     #: Returns the step's finished output when its frozen document is already complete
     #: (e.g. a confirmed 需求.md); the step is then skipped whole and that value still
-    #: flows into ``ctx[name]``. ``None`` means "not done yet, run it".
-    frozen: Callable[[Ctx], str | None] | None = None
+    #: flows into ``ctx[name]``. ``None`` means "not done yet, run it". May be async, like
+    #: ``when`` and ``gate``.
+    frozen: Callable[[Ctx], Any] | None = None
 
     def __post_init__(self) -> None:
         if self.name.startswith("_"):
@@ -68,6 +71,11 @@ class Step:
         source = self.resume_prompt if resuming and self.resume_prompt is not None \
             else self.prompt
         return source(ctx) if callable(source) else source
+
+
+def _no_conversation(result: StepResult) -> bool:
+    """The CLI found nothing to resume under that id (a session only named in lineage)."""
+    return not result.ok and "no conversation found" in (result.error or "").lower()
 
 
 def _label(step: Step, attempt: int) -> str:
@@ -97,6 +105,8 @@ class Workflow:
     ) -> Ctx:
         """Run every step in order; returns ``ctx``. Success ⇔ ``"_failed_at" not in ctx``."""
         ctx = self.context
+        for key in RUN_SCOPED:  # a second run on this object must not report the first's end
+            ctx.pop(key, None)
         ctx["_runtime"] = runtime
         ctx["_on_event"] = on_event
         if self.channel is not None and on_event is not None and \
@@ -111,7 +121,7 @@ class Workflow:
             if step.when is not None and not await _maybe_await(step.when(ctx)):
                 continue
             if step.frozen is not None:
-                done = step.frozen(ctx)
+                done = await _maybe_await(step.frozen(ctx))
                 if done is not None:
                     ctx[step.name] = done
                     emit(Event("step", text=step.name, payload={
@@ -145,7 +155,14 @@ class Workflow:
                         on_step: Callable[[Step, StepResult], None] | None) -> bool:
         """One step with its attempt loop; returns False when the workflow must stop."""
         carried = False
-        if step.resume_from is not None:
+        refork: str | None = None  # the source to fork after all, if the own fork is gone
+        own = sessions.get(step.name) if self.continuous else None
+        if step.resume_from is not None and step.fork and own:
+            # the fork already happened in an earlier run (killed mid-way, say): continue the
+            # forked session and its progress instead of forking the source a second time
+            resume, fork, carried = own, False, True
+            refork = sessions.get(step.resume_from)
+        elif step.resume_from is not None:
             resume = sessions.get(step.resume_from)
             if not resume:
                 raise ValueError(
@@ -153,7 +170,7 @@ class Workflow:
                     "(it was skipped, never ran, or failed before a session existed)")
             fork = step.fork
         else:
-            resume = sessions.get(step.name) if self.continuous else None
+            resume = own
             carried = bool(resume)
             fork = False
         prompt = step.render(ctx, resuming=carried)
@@ -167,6 +184,11 @@ class Workflow:
         for attempt in range(step.retries + 1):
             result = await self._attempt(step, attempt, runtime, prompt, resume, fork,
                                          lineage, on_event)
+            if refork and attempt == 0 and _no_conversation(result):
+                # killed before its transcript reached the store: nothing to lose, fork anew
+                prompt, resume, fork = step.render(ctx), refork, True
+                result = await self._attempt(step, attempt, runtime, prompt, resume, fork,
+                                             lineage, on_event)
             try:
                 passed = result.ok and (step.gate is None
                                         or bool(await _maybe_await(step.gate(result, ctx))))

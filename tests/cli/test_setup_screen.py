@@ -380,7 +380,7 @@ def test_present_credentials_from_user_file_are_loaded(server, sandbox):
     put(sandbox, f"ANTHROPIC_AUTH_TOKEN={TOKEN}\nANTHROPIC_BASE_URL={server.url}\n")
     con = new_console()
     assert ensure_credentials(con, interactive=True, read_line=Answers()) is True
-    assert os.environ["ANTHROPIC_AUTH_TOKEN"] == TOKEN
+    assert "ANTHROPIC_AUTH_TOKEN" not in os.environ  # seen and used, but never exported
     assert server.message_requests()[0].headers["authorization"] == f"Bearer {TOKEN}"
     assert "!" not in out(con)  # ok is silent
 

@@ -30,6 +30,11 @@ def runs(tmp_path: Path) -> Path:
     return tmp_path / "runs"
 
 
+def _state_files(runs: Path) -> list[str]:
+    """The run dir's files minus the lock file every update takes."""
+    return sorted(n for n in os.listdir(runs) if n != FILENAME + ".lock")
+
+
 def on_disk(runs: Path) -> dict:
     return json.loads((runs / FILENAME).read_text(encoding="utf-8"))
 
@@ -118,7 +123,7 @@ def test_write_goes_through_a_temp_file_in_the_same_dir(ws: Path, runs: Path,
     [(src, dst)] = calls
     assert Path(dst) == runs / FILENAME
     assert Path(src).parent == runs and Path(src).name != FILENAME
-    assert sorted(os.listdir(runs)) == [FILENAME]  # temp file gone
+    assert _state_files(runs) == [FILENAME]  # temp file gone
 
 
 @pytest.mark.parametrize("broken", ["replace", "fsync"])
@@ -137,7 +142,7 @@ def test_failed_write_keeps_old_file_and_does_not_raise(ws: Path, runs: Path, br
     assert lin.flush() is False
     monkeypatch.undo()
     assert (runs / FILENAME).read_bytes() == before
-    assert sorted(os.listdir(runs)) == [FILENAME]  # no temp litter
+    assert _state_files(runs) == [FILENAME]  # no temp litter
 
 
 def test_unwritable_run_dir_does_not_raise(ws: Path, tmp_path: Path) -> None:
@@ -371,6 +376,59 @@ def test_concurrent_writers_never_leave_a_torn_file(ws: Path, runs: Path) -> Non
         assert p.exitcode == 0
     assert reads > 0
     _check_shape(on_disk(runs))
-    assert sorted(os.listdir(runs)) == [FILENAME]  # every temp file was replaced or removed
+    assert _state_files(runs) == [FILENAME]  # every temp file was replaced or removed
     final = Lineage.open(runs, ws)
-    assert final.woke == 150 and final.steps  # the last writer's complete state
+    assert final.woke == 300 and final.steps  # both writers' bumps, none lost
+
+
+def _distinct_writer(run_dir: str, ws: str, tag: str, n: int, start) -> None:
+    lin = Lineage.open(run_dir, ws)  # all open the same (empty) state before anyone writes
+    start.wait()
+    for i in range(n):
+        lin.bump()
+        lin.remember(f"{tag}-{i}", f"{tag}-session-{i}")
+        lin.remember(f"{tag}-last", f"{tag}-session-{i}")  # re-recorded: the newest wins
+
+
+def test_concurrent_processes_lose_no_update(ws: Path, runs: Path) -> None:
+    """Four processes bump the wake counter and record their own steps many times at once:
+    every bump counts and every step is there (a stale in-memory copy never clobbers)."""
+    n_procs, n = 4, 60
+    ctx = mp.get_context("fork")
+    ready = ctx.Barrier(n_procs)
+    tags = [f"p{i}" for i in range(n_procs)]
+    procs = [ctx.Process(target=_distinct_writer, args=(str(runs), str(ws), tag, n, ready))
+             for tag in tags]
+    for p in procs:
+        p.start()
+    for p in procs:
+        p.join(120)
+        assert p.exitcode == 0
+    data = on_disk(runs)
+    assert data["woke"] == n_procs * n
+    want = {f"{t}-{i}": f"{t}-session-{i}" for t in tags for i in range(n)}
+    want.update({f"{t}-last": f"{t}-session-{n - 1}" for t in tags})
+    assert data["steps"] == want
+    assert not list(runs.glob(f"{FILENAME}.corrupt-*"))
+
+
+def test_an_update_keeps_what_another_process_wrote_meanwhile(ws: Path, runs: Path) -> None:
+    """Merge by key: the other object's steps and bumps survive, this object's keys win."""
+    a = Lineage.open(runs, ws)
+    b = Lineage.open(runs, ws)
+    a.remember("确认需求", SID1)
+    a.bump()
+    b.remember("干活", SID2)  # b's in-memory copy never saw a's writes
+    assert on_disk(runs)["steps"] == {"确认需求": SID1, "干活": SID2}
+    assert b.bump() == 2
+    a.remember("干活", SID1)  # a's own key now wins over b's
+    assert on_disk(runs) == {"workspace": str(a.workspace), "woke": 2,
+                             "steps": {"确认需求": SID1, "干活": SID1}}
+
+
+def test_an_update_does_not_bring_back_a_session_found_gone(ws: Path, runs: Path) -> None:
+    Lineage.open(runs, ws).remember("干活", SID1)
+    lin = Lineage.open(runs, ws, has_session=lambda sid: False)
+    assert lin.steps == {}
+    assert lin.bump() == 1
+    assert lin.steps == {} and on_disk(runs)["steps"] == {}

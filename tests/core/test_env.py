@@ -565,3 +565,35 @@ def test_importing_env_does_not_import_the_sdk():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True)
     assert out.stdout.strip() == "False"
+
+
+# --- reliability fixes: no export, JSON-escaped secrets ------------------------------------
+
+def test_load_dotenv_without_export_leaves_os_environ_alone(sandbox):
+    put(sandbox["cwd"], f"ANTHROPIC_API_KEY={KEY}\nANTHROPIC_BASE_URL=http://cwd\n")
+    os.environ["ANTHROPIC_BASE_URL"] = "http://process"
+    before = dict(os.environ)
+    loaded = load_dotenv(export=False)
+    assert dict(os.environ) == before
+    assert loaded == {"ANTHROPIC_API_KEY": KEY}  # the process env still wins per key
+    merged = envmod.effective_env()
+    assert merged["ANTHROPIC_API_KEY"] == KEY and merged["ANTHROPIC_BASE_URL"] == "http://process"
+    assert dict(os.environ) == before
+    assert check_credentials() is not None  # os.environ alone has no credential ...
+    assert check_credentials(merged) is None  # ... the merged view does
+    assert describe(merged)["ANTHROPIC_API_KEY"] == mask(KEY)
+
+
+@pytest.mark.parametrize("secret", [
+    'pa"ss-word-0123456789',
+    "back\\slash-0123456789",
+    "naïve-sécret-0123456789",
+    'all"of\\them-é-0123456789',
+])
+def test_json_escaped_secrets_are_masked(secret):
+    for ascii_only in (False, True):
+        body = json.dumps([{"text": f"the value is {secret}!"}], ensure_ascii=ascii_only)
+        out = redact(body, [secret])
+        assert secret not in out and json.dumps(secret, ensure_ascii=ascii_only)[1:-1] not in out
+        assert json.loads(out) == [{"text": f"the value is {mask(secret)}!"}]  # still JSON
+    assert redact(f"raw {secret}", [secret]) == f"raw {mask(secret)}"

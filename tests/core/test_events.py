@@ -281,3 +281,33 @@ def test_importing_events_does_not_import_the_sdk():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True)
     assert out.stdout.strip() == "False"
+
+
+def test_mirror_error_is_a_visible_warning_not_swallowed():
+    from claude_agent_sdk import MirrorErrorMessage
+
+    from flower import texts
+
+    key = {"project_key": "p", "session_id": "s1"}
+    msg = MirrorErrorMessage(subtype="mirror_error", data={"error": "disk full", "key": key},
+                             key=key, error="disk full")
+    (ev,) = normalize(msg)
+    assert ev.kind == "error" and ev.payload["mirror_error"] and ev.payload["warning"]
+    assert ev.text == texts.MIRROR_FAILED.format(error="disk full")
+    assert ev.payload["key"] == key
+    # the plain SystemMessage form (as the parser would give without the subclass) too
+    (ev2,) = normalize(SystemMessage(subtype="mirror_error", data={"error": "disk full"}))
+    assert ev2.kind == "error" and ev2.text == ev.text
+
+
+def test_renderer_shows_a_mirror_warning():
+    from rich.console import Console
+
+    from flower import texts
+    from flower.ui import Renderer
+
+    console = Console(record=True, width=200)
+    Renderer(console)(Event("error", text=texts.MIRROR_FAILED.format(error="disk full"),
+                            payload={"mirror_error": True, "warning": True}))
+    out = console.export_text()
+    assert "! " in out and "disk full" in out

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import threading
+import time
 from pathlib import Path
 
 import anyio
@@ -245,6 +246,8 @@ def _processes_in(directory: Path) -> list[int]:
 
 async def test_cancelled_step_is_recorded_and_leaves_no_cli_behind(
         fake: FakeServer, workspace: Path, run_dir: Path, cli_env: dict[str, str]) -> None:
+    """Cancelling a step in the middle of a long tool call ends it promptly (not after the
+    SDK's 5 s grace wait) and leaves neither the CLI nor its tool running."""
     started = threading.Event()
 
     def slow(req):
@@ -253,27 +256,34 @@ async def test_cancelled_step_is_recorded_and_leaves_no_cli_behind(
 
     fake.script(slow)
     rt = Runtime(workspace=workspace, run_dir=run_dir, resilience=QUICK)
+    cancelled_at: list[float] = []
     try:
         with anyio.move_on_after(30) as scope:
             async with anyio.create_task_group() as tg:
                 async def cancel_when_busy() -> None:
                     await anyio.to_thread.run_sync(started.wait, 20)
-                    await anyio.sleep(0.5)  # let the tool start
+                    # the tool is running once the CLI has a process in the workspace that
+                    # is not the CLI itself (bounded wait on the condition)
+                    with anyio.fail_after(10):
+                        while not any("time.sleep" in _cmdline(pid)
+                                      for pid in _processes_in(workspace.resolve())):
+                            await anyio.sleep(0.05)
+                    cancelled_at.append(time.monotonic())
                     tg.cancel_scope.cancel()
 
                 tg.start_soon(cancel_when_busy)
                 await rt.run(spec(), "start")
+        took = time.monotonic() - cancelled_at[0]
         assert not scope.cancelled_caught  # cancelled by the task group, well within 30 s
     finally:
         rt.close()
+    assert took < 2.5, f"cancel took {took:.1f} s"
     (row,) = manifest(rt)
     assert row["error"] == "aborted (CancelledError)" and not row["ok"], row
     # the CLI and its tool were shut down (the tool's exit may trail the CLI's by a moment)
-    gone = threading.Event()
-    for _ in range(100):
-        if not _processes_in(workspace.resolve()):
-            break
-        gone.wait(0.1)
+    deadline = time.monotonic() + 1.0
+    while _processes_in(workspace.resolve()) and time.monotonic() < deadline:
+        threading.Event().wait(0.05)
     left = {pid: _cmdline(pid) for pid in _processes_in(workspace.resolve())}
     assert left == {}
 
@@ -298,3 +308,164 @@ async def test_words_arriving_as_the_turn_ends_still_reach_the_model(
     assert r.text == "好,加上了"
     first, second = fake.message_requests()
     assert second.session_id == first.session_id == r.session_id
+
+
+async def test_a_failed_mirror_reaches_the_user_and_the_result(
+        fake: FakeServer, workspace: Path, run_dir: Path, cli_env: dict[str, str]) -> None:
+    """When the store refuses an append, the SDK drops the batch and says so once
+    (mirror_error): flower turns it into a visible warning and a StepResult error."""
+    from flower import texts
+
+    fake.script(reply("checking", tool_use("Bash", {"command": "echo hi"})), "all done")
+    rt = Runtime(workspace=workspace, run_dir=run_dir, resilience=QUICK)
+
+    async def refuse(key, entries):
+        raise OSError(28, "No space left on device")
+
+    rt.store.append = refuse  # the store itself fails; the SDK and CLI are real
+    events = []
+    try:
+        r = await run(rt, "hello", on_event=events.append)
+    finally:
+        rt.close()
+    assert r.ok  # the step itself goes on
+    warned = [e for e in events if e.kind == "error" and e.payload.get("mirror_error")]
+    assert warned, [e.kind for e in events]
+    assert "No space left on device" in warned[0].text
+    assert warned[0].text.startswith(texts.MIRROR_FAILED.split("(")[0])
+    assert warned[0].text in r.errors
+
+
+async def test_words_said_before_a_step_reach_its_first_prompt(
+        fake: FakeServer, workspace: Path, run_dir: Path, cli_env: dict[str, str]) -> None:
+    """Words sent while no step runs (before the first, between two) are not stale: they go
+    with the next step's first prompt, under the label."""
+    from flower import texts
+
+    label = texts.HUMAN_WORDS_PENDING.split("{")[0].strip()
+    fake.script("one", "two")
+    rt = Runtime(workspace=workspace, run_dir=run_dir, resilience=QUICK)
+    try:
+        rt.interrupt("先读 README")  # before any session id exists
+        r1 = await run(rt, "第一步", step_name="一")
+        rt.interrupt("第二步用中文")  # between two steps
+        r2 = await run(rt, "第二步", step_name="二")
+    finally:
+        rt.close()
+    assert r1.ok and r2.ok and r1.attempts == r2.attempts == 1
+    first, second = fake.message_requests()
+    assert first.session_id == r1.session_id and second.session_id == r2.session_id
+    assert "第一步" in first.last_user_text() and "先读 README" in first.last_user_text()
+    assert label in first.last_user_text()
+    assert "第二步用中文" in second.last_user_text() and "先读 README" not in second.text()
+
+
+async def test_an_interrupt_cuts_the_offline_wait_short(
+        fake: FakeServer, workspace: Path, run_dir: Path, cli_env: dict[str, str]) -> None:
+    """The network is down and flower probes only every 30 s: a human's words end the wait
+    at once and go with the resume."""
+
+    def go_dark(req):
+        fake.outage()  # until recover()
+        return cut(after=0)
+
+    fake.script(reply("step one", tool_use("Bash", {"command": "echo part-1"})), go_dark)
+    fake.route(match.last_user_contains("换个做法"), "按新说法做完了")
+    rt = Runtime(workspace=workspace, run_dir=run_dir, resilience=Resilience(
+        base_delay=0.05, max_delay=0.2, probe_interval=30, probe_timeout=1.0,
+        max_offline_wait=120))
+    said: list[float] = []
+
+    def on_event(ev) -> None:
+        if ev.kind == "retry" and ev.payload.get("source") == "network" and not said:
+            said.append(time.monotonic())
+            rt.interrupt("换个做法")
+            fake.recover()
+
+    try:
+        with anyio.fail_after(60):
+            r = await rt.run(spec(), "long task", on_event=on_event)
+    finally:
+        rt.close()
+    assert said and time.monotonic() - said[0] < 15  # not the 30 s probe interval
+    assert r.ok, r.error
+    last = fake.last_request()
+    assert last.session_id == r.session_id and "换个做法" in last.last_user_text()
+    assert "按新说法做完了" in r.text
+
+
+async def test_an_interrupt_cuts_the_retry_backoff_short(
+        fake: FakeServer, workspace: Path, run_dir: Path, cli_env: dict[str, str]) -> None:
+    fake.script(reply("step one", tool_use("Bash", {"command": "echo part-1"})), fault(529))
+    fake.route(match.last_user_contains("别等了"), "好,接着做完")
+    rt = Runtime(workspace=workspace, run_dir=run_dir, resilience=Resilience(
+        base_delay=40, max_delay=40, probe_interval=0.2, probe_timeout=1.0))
+    said: list[float] = []
+
+    def on_event(ev) -> None:
+        if ev.kind == "retry" and ev.payload.get("source") == "failure" and not said:
+            said.append(time.monotonic())
+            rt.interrupt("别等了")
+
+    try:
+        with anyio.fail_after(60):
+            r = await rt.run(spec(), "task", on_event=on_event)
+    finally:
+        rt.close()
+    assert said and time.monotonic() - said[0] < 15  # not the 30-50 s back-off
+    assert r.ok and r.attempts == 2, r.error
+    last = fake.last_request()
+    assert last.session_id == r.session_id and "别等了" in last.last_user_text()
+
+
+async def test_dotenv_credentials_reach_the_agent_not_os_environ(
+        fake: FakeServer, workspace: Path, run_dir: Path, cli_env: dict[str, str],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A key in ./.env authenticates the CLI subprocess, but Runtime() leaves the process
+    environment exactly as the user set it."""
+    key = "sk-ant-from-dotenv-0123456789abcdef"
+    monkeypatch.delenv("ANTHROPIC_API_KEY")
+    (workspace / ".env").write_text(f"ANTHROPIC_API_KEY={key}\nMY_SERVICE_TOKEN=tok-123456789\n",
+                                    encoding="utf-8")
+    before = dict(os.environ)
+    fake.script(reply("checking", tool_use("Bash", {"command": "echo hi"})), "done")
+    rt = Runtime(workspace=workspace, run_dir=run_dir, resilience=QUICK)
+    try:
+        assert dict(os.environ) == before
+        r = await run(rt, "hello")
+    finally:
+        rt.close()
+    assert dict(os.environ) == before
+    assert r.ok, r.error
+    assert {q.headers["x-api-key"] for q in fake.message_requests()} == {key}
+
+
+SPEC_SECRET = 'pa"ss\\wörd-0123456789-xyz'  # a quote, a backslash and non-ASCII
+
+
+async def test_spec_env_secrets_are_masked_even_json_escaped(
+        fake: FakeServer, workspace: Path, run_dir: Path, cli_env: dict[str, str],
+        caplog: pytest.LogCaptureFixture) -> None:
+    """A secret in AgentSpec.env is masked in events and the run book — also where it shows
+    up JSON-escaped (the model quoting a config file, the manifest's own encoding)."""
+    forms = {SPEC_SECRET, json.dumps(SPEC_SECRET)[1:-1],
+             json.dumps(SPEC_SECRET, ensure_ascii=False)[1:-1]}
+    quoted = json.dumps({"token": SPEC_SECRET})
+    fake.script(reply(f"raw {SPEC_SECRET}", tool_use("Bash", {"command": "echo hi"})),
+                f"as json {quoted}")
+    events: list[str] = []
+    rt = Runtime(workspace=workspace, run_dir=run_dir, resilience=QUICK)
+    try:
+        with anyio.fail_after(STEP_TIMEOUT):
+            r = await rt.run(spec(env={"MY_SERVICE_TOKEN": SPEC_SECRET}), "hello",
+                             on_event=lambda ev: events.append(ev.text + json.dumps(
+                                 ev.payload, default=str, ensure_ascii=False)))
+    finally:
+        rt.close()
+    assert r.ok and SPEC_SECRET in r.text  # the model really said it
+    assert events and not any(f in e for e in events for f in forms)
+    book = rt.manifest_path.read_text(encoding="utf-8")
+    assert not any(f in book for f in forms)
+    (row,) = json.loads(book)  # still valid JSON after masking
+    assert "raw pa" in row["text"]
+    assert not any(f in caplog.text for f in forms)

@@ -276,3 +276,142 @@ async def test_workbench_index_reaches_the_model(fake: FakeServer, workspace: Pa
     # ... and a resumed session is not sent the block a second time
     assert again.session_id == first.session_id
     assert again.text().count("一键构建并跑测试") == 1
+
+
+SLEEPER = 'python3 -c "import time; time.sleep(30)"'  # the CLI refuses a bare `sleep N`
+
+
+def _assistant_stored(run_dir: Path, workspace: Path, sid: str) -> bool:
+    """The session has an assistant entry in sessions.db (read-only peek)."""
+    import sqlite3
+
+    from flower.core.paths import project_key
+
+    con = sqlite3.connect(f"file:{run_dir / 'sessions.db'}?mode=ro", uri=True, timeout=1)
+    try:
+        rows = con.execute("select payload from entries where store_key = ?",
+                           (f"{project_key(workspace)}/{sid}",)).fetchall()
+    except sqlite3.Error:
+        return False
+    finally:
+        con.close()
+    return any(json.loads(p).get("type") == "assistant" for (p,) in rows)
+
+
+async def test_killed_fork_step_resumes_its_own_session_not_a_new_fork(
+        fake: FakeServer, workspace: Path, run_dir: Path, cli_env: dict[str, str]) -> None:
+    """A resume_from + fork step stopped mid-way (here: cancelled while its tool runs) keeps
+    its progress: the next run continues the forked session recorded in lineage."""
+    import threading
+
+    from flower.testing import reply, tool_use
+
+    busy = threading.Event()
+
+    def slow(req):
+        busy.set()
+        return reply("岔路上走了一半", tool_use("Bash", {"command": SLEEPER}))
+
+    fake.script("记住了: 42", slow, "又记了一次", "岔路走完")
+
+    def flow() -> Workflow:
+        return Workflow([
+            Step("记", agent(), "记住数字 42"),
+            Step("岔", agent(), "换个思路", resume_from="记", fork=True,
+                 resume_prompt="接着岔路往下走"),
+        ])
+
+    rt = Runtime(workspace=workspace, run_dir=run_dir, resilience=QUICK)
+    forked: list[str] = []
+    try:
+        with anyio.fail_after(60):
+            async with anyio.create_task_group() as tg:
+                async def stop_when_forked() -> None:
+                    await anyio.to_thread.run_sync(busy.wait, 30)
+                    lineage = run_dir / "lineage.json"
+                    while True:  # the forked id is in lineage and its history in the store
+                        steps = json.loads(lineage.read_text())["steps"]
+                        if "岔" in steps and _assistant_stored(run_dir, workspace, steps["岔"]):
+                            forked.append(steps["岔"])
+                            break
+                        await anyio.sleep(0.05)
+                    tg.cancel_scope.cancel()
+
+                tg.start_soon(stop_when_forked)
+                await flow().run(rt)
+    finally:
+        rt.close()
+    (sid,) = forked
+    first_ids = {r.session_id for r in fake.message_requests()}
+
+    ctx, _ = await run_flow(flow(), workspace, run_dir)
+    assert "_failed_at" not in ctx and ctx["岔"] == "岔路走完"
+    assert ctx["_sessions"]["岔"] == sid
+    last = fake.last_request()
+    assert last.session_id == sid  # the very forked session, not a second fork
+    assert "岔路上走了一半" in last.text() and "接着岔路往下走" in last.last_user_text()
+    assert {r.session_id for r in fake.message_requests()} == first_ids
+
+
+async def test_second_run_of_the_same_workflow_forgets_the_first_runs_end(
+        fake: FakeServer, workspace: Path, run_dir: Path, cli_env: dict[str, str]) -> None:
+    fake.script("第一次", "第二次")
+    verdicts = iter([StepAbort("这次不行"), True])
+
+    def gate(result, ctx):
+        verdict = next(verdicts)
+        if isinstance(verdict, Exception):
+            raise verdict
+        return verdict
+
+    wf = Workflow([Step("做", agent(), "do it", gate=gate)])
+    ctx1, _ = await run_flow(wf, workspace, run_dir)
+    assert ctx1["_failed_at"] == "做" and ctx1["_aborted"] == "这次不行"
+    ctx2, _ = await run_flow(wf, workspace, run_dir)
+    assert ctx2["做"] == "第二次"
+    assert "_failed_at" not in ctx2 and "_aborted" not in ctx2
+
+
+async def test_async_frozen_is_awaited(fake: FakeServer, workspace: Path, run_dir: Path,
+                                       cli_env: dict[str, str]) -> None:
+    fake.route(match.last_user_contains("按需求做"), "done")
+
+    async def frozen(ctx):
+        await anyio.sleep(0)
+        return "## 需求\n异步冻结"
+
+    async def not_yet(ctx):
+        return None
+
+    wf = Workflow([
+        Step("确认需求", agent(), "clarify", frozen=frozen),
+        Step("干活", agent(), lambda ctx: f"按需求做:{ctx['确认需求']}", frozen=not_yet),
+    ])
+    ctx, _ = await run_flow(wf, workspace, run_dir)
+    assert ctx["确认需求"] == "## 需求\n异步冻结" and ctx["干活"] == "done"
+    (req,) = fake.message_requests()
+    assert "异步冻结" in req.last_user_text()
+
+
+async def test_fork_step_whose_own_session_is_gone_forks_again(
+        fake: FakeServer, workspace: Path, run_dir: Path, cli_env: dict[str, str],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Killed before its transcript reached the store, the fork's id is in lineage but the
+    CLI cannot resume it: the step forks from its source again instead of failing."""
+    fake.script("记住了: 42", "另一条路: 43", "又记了一次", "重新岔出去")
+    flow = lambda: Workflow([Step("记", agent(), "记住数字 42"),  # noqa: E731
+                             Step("岔", agent(), "换个思路", resume_from="记", fork=True)])
+    ctx1, _ = await run_flow(flow(), workspace, run_dir)
+    lineage = run_dir / "lineage.json"
+    data = json.loads(lineage.read_text())
+    ghost = "0b9c1f3e-0000-4000-8000-000000000000"
+    data["steps"]["岔"] = ghost
+    lineage.write_text(json.dumps(data))
+    real = Runtime.has_session
+    monkeypatch.setattr(Runtime, "has_session",
+                        lambda self, sid: sid == ghost or real(self, sid))  # meta row only
+    ctx2, _ = await run_flow(flow(), workspace, run_dir)
+    assert "_failed_at" not in ctx2 and ctx2["岔"] == "重新岔出去"
+    new = ctx2["_sessions"]["岔"]
+    assert new not in (ghost, ctx1["_sessions"]["岔"], ctx2["_sessions"]["记"])
+    assert "记住数字 42" in fake.last_request().text()  # forked from 记's history
