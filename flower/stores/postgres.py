@@ -50,6 +50,7 @@ batches, so a 50k-entry load never holds the raw rows and the parsed entries at 
 
 from __future__ import annotations
 
+import collections
 import logging
 import re
 import threading
@@ -179,6 +180,9 @@ class PostgresSessionStore(SessionStore):
         #: store key → batches not yet written (the server was away), oldest first
         self.backlog: dict[str, list[tuple[SessionKey, list[SessionStoreEntry]]]] = {}
         self._backlog_lock = threading.Lock()
+        # held batches written by a later call: a late SDK retry of one is not written twice
+        self._caught_up: collections.deque[list[SessionStoreEntry]] = collections.deque(
+            maxlen=32)
         self._offline_since: float | None = None
         self._books: list[Any] = []
         self._last_mtime = 0
@@ -274,8 +278,15 @@ class PostgresSessionStore(SessionStore):
         while True:
             left = deadline - time.monotonic()
             try:
-                with self._db().connection(timeout=max(min(left, 5.0), 0.5)) as conn:
-                    result = body(conn)
+                try:
+                    with self._db().connection(timeout=max(min(left, 2.0), 0.2)) as conn:
+                        result = body(conn)
+                except PoolTimeout:
+                    # the pool's own reconnect may still be backing off after a restart:
+                    # a fresh connection tells whether the server is back, and serves
+                    with psycopg.connect(self.url, connect_timeout=2,
+                                         application_name="flower") as conn:
+                        result = body(conn)
             except PoolClosed:
                 raise
             except _OFFLINE as exc:
@@ -331,6 +342,8 @@ class PostgresSessionStore(SessionStore):
         When the server stays away, ``entries`` joins the backlog and StoreOffline is
         raised (the SDK retries the same list object, which is recognised, not doubled)."""
         with self._backlog_lock:
+            if any(b is entries for b in self._caught_up):
+                return
             waiting = [b for b in self.backlog.get(skey, ()) if b[1] is not entries]
 
         def write(cur: psycopg.Cursor[Any]) -> None:
@@ -355,8 +368,9 @@ class PostgresSessionStore(SessionStore):
 
     def _forget(self, skey: str, written: list[list[SessionStoreEntry]]) -> None:
         with self._backlog_lock:
-            queue = [(k, b) for k, b in self.backlog.get(skey, ())
-                     if not any(b is w for w in written)]
+            held = self.backlog.get(skey, ())
+            self._caught_up.extend(b for _, b in held if any(b is w for w in written))
+            queue = [(k, b) for k, b in held if not any(b is w for w in written)]
             if queue:
                 self.backlog[skey] = queue
             else:
