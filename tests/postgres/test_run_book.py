@@ -199,3 +199,11 @@ def test_second_machine_wakes_the_run_from_the_store(
         assert all(r["ok"] for r in rows)
     finally:
         store.close()
+
+
+def test_run_is_a_global_flag_anywhere() -> None:
+    from flower.cli import lift_globals, route
+
+    assert lift_globals(["run", "f.py:m", "--run", "demo"]) == (["--run", "demo"],
+                                                                 ["run", "f.py:m"])
+    assert route(["--run=demo", "写个脚本"]) == ["--run=demo", "go", "写个脚本"]
