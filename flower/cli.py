@@ -7,9 +7,9 @@
 Kept import-light: only click is imported at module load; everything heavy (rich, the SDK,
 prompt_toolkit) is imported inside the command that needs it, so ``flower --help`` is fast.
 
-Global flags (``-w -r -v -W -T``) may stand before or after the command: they are lifted out
-of the argument list before click parses it, and the first remaining word decides the
-command — anything that is not a command name is the ask of ``go``.
+Global flags (``-w -r -v -W -T --store --run``) may stand before or after the command:
+they are lifted out of the argument list before click parses it, and the first remaining
+word decides the command — anything that is not a command name is the ask of ``go``.
 """
 
 from __future__ import annotations
@@ -21,12 +21,13 @@ from typing import Any
 import click
 
 from flower import __version__
+from flower.texts import RUN_FLAG_HELP
 
 COMMANDS = ("go", "run", "once", "setup", "demo", "log", "store")
 # flag -> takes a value?
 GLOBAL_FLAGS = {"-w": True, "--workspace": True, "-r": True, "--run-dir": True,
                 "-v": False, "--verbose": False, "-W": False, "--workbench": False,
-                "-T": False, "--trim": False, "--store": True}
+                "-T": False, "--trim": False, "--store": True, "--run": True}
 HELP = ("-h", "--help")
 GROUP_ONLY = (*HELP, "-V", "--version")  # answered by the group itself
 
@@ -90,6 +91,7 @@ class Globals:
     workbench: bool
     trim: bool
     store: str | None = None
+    run: str | None = None
 
 
 CONTEXT = {"help_option_names": list(HELP), "max_content_width": 100}
@@ -109,10 +111,11 @@ CONTEXT = {"help_option_names": list(HELP), "max_content_width": 100}
 @click.option("--store", "store", default=None, metavar="URL",
               help="Session store: postgresql://… or a sessions.db path "
                    "(default: $FLOWER_STORE_URL, else <run-dir>/sessions.db).")
+@click.option("--run", "run", default=None, metavar="NAME", help=RUN_FLAG_HELP)
 @click.version_option(__version__, "-V", "--version", prog_name="flower")
 @click.pass_context
 def main(ctx: click.Context, workspace: str, run_dir: str | None, verbose: bool,
-         workbench: bool, trim: bool, store: str | None) -> None:
+         workbench: bool, trim: bool, store: str | None, run: str | None) -> None:
     """flower: long-horizon agent runs that survive crashes, outages and full context windows.
 
     \b
@@ -126,7 +129,12 @@ def main(ctx: click.Context, workspace: str, run_dir: str | None, verbose: bool,
 
         # every Runtime of this process (and flower log) picks the store up from here
         os.environ["FLOWER_STORE_URL"] = store
-    ctx.obj = Globals(workspace, run_dir, verbose, workbench, trim, store)
+    if run:
+        import os
+
+        # the run name of a shared store (stores/book.py), read by every Runtime here
+        os.environ["FLOWER_RUN"] = run
+    ctx.obj = Globals(workspace, run_dir, verbose, workbench, trim, store, run)
     if ctx.invoked_subcommand is None:
         click.echo(ctx.get_help())
 

@@ -641,3 +641,21 @@ MIRROR_FAILED = (
 HUMAN_WORDS_PENDING = "【人类插话】你还没看到的这段话是人类刚才说的,按它调整后继续:\n{words}"
 # Event("retry").text when an interrupt resumes the step.
 RETRY_INTERRUPT = "{name}: 按人类插话接着做"
+
+# --- stores: the run book in PostgreSQL, outages of the store server ------------------------
+# --run NAME (global flag): which run of a shared store this folder continues.
+RUN_FLAG_HELP = ("Run name in a shared store (default: $FLOWER_RUN, else the workspace "
+                 "folder's name); another machine wakes the run with the same name.")
+# The wake line's extra part when the lineage came from the store, not from lineage.json.
+WAKE_REMOTE = "从会话库接上 {name}"
+# A lost server. Each is one line; {url} is masked. The run itself goes on.
+STORE_LOST = "会话库 {url} 断了({reason}),等它回来;这期间的会话记录先留在本进程里"
+STORE_BACK = "会话库 {url} 回来了(断了 {seconds} 秒)"
+STORE_OFFLINE = "会话库 {url} {seconds} 秒内没连上:{reason}"
+STORE_HELD = "会话库连不上:{key} 有 {n} 条记录暂存在本进程,等它回来先补写它们"
+STORE_CAUGHT_UP = "会话库已补写 {key} 暂存的 {n} 条记录"
+STORE_LOST_AT_CLOSE = "退出时会话库 {url} 还是连不上:{n} 条会话记录没能写进去,只在本机"
+# The run book rows (lineage, manifest) mirrored into the store; the files stay authoritative.
+BOOK_FAILED = "运行记录 {name} 没写进会话库({reason});本机的 lineage.json / manifest.json 照常,稍后再补"
+BOOK_BACK = "运行记录 {name} 已补写进会话库"
+BOOK_LOST_AT_CLOSE = "退出时运行记录 {name} 还没写进会话库;本机文件是完整的"

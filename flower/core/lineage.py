@@ -6,6 +6,12 @@ keeps it in ``<run_dir>/lineage.json``::
 
     {"workspace": "/abs/path", "woke": 3, "steps": {"干活": "<session id>"}}
 
+With a shared session store (PostgreSQL), the same document is also mirrored into the
+store under a run name (``book``, see :mod:`flower.stores.book`): when this run dir has no
+usable ``lineage.json``, the store's copy is loaded — whatever workspace wrote it (its
+sessions are adopted under this workspace by the store) — so another machine can wake the
+run. The file stays authoritative whenever it exists.
+
 Continuity is a bonus, never a reason for a run to fail: a missing, unreadable, corrupt or
 foreign file means "start fresh", and a failed write is dropped (``OSError`` only — a bug
 in the caller still raises). A corrupt file is moved aside, never overwritten, so whatever
@@ -20,6 +26,7 @@ object wrote itself override what is on disk — no update is lost.
 from __future__ import annotations
 
 import json
+import logging
 import os
 import shutil
 import sqlite3
@@ -27,11 +34,13 @@ import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from flower.core.paths import atomic_write, canonical, file_lock, move_aside
 
 FILENAME = "lineage.json"
 LOCK_TIMEOUT = 10.0  # seconds; past it the update goes on unlocked (continuity is a bonus)
+log = logging.getLogger("flower.lineage")
 
 
 def _stamp() -> str:
@@ -100,6 +109,10 @@ class Lineage:
     _mine: set[str] = field(default_factory=set, repr=False, compare=False)
     #: session ids found gone from the store at open: a merge must not bring them back
     _dead: set[str] = field(default_factory=set, repr=False, compare=False)
+    #: the shared store's run book (:class:`flower.stores.book.RemoteBook`) or None
+    book: Any = field(default=None, repr=False, compare=False)
+    #: True when the steps came from the book, not from the file
+    remote: bool = field(default=False, compare=False)
 
     def __post_init__(self) -> None:
         self.path = Path(self.path)
@@ -118,15 +131,19 @@ class Lineage:
         workspace: str | Path,
         *,
         has_session: Callable[[str], bool] | None = None,
+        book: Any = None,
     ) -> Lineage:
         """Load ``<run_dir>/lineage.json`` for ``workspace``; any mismatch gives an empty one.
 
         A corrupt file is renamed to ``lineage.json.corrupt-<stamp>`` first. With
         ``has_session``, steps whose session is no longer in the store are dropped: the
         lineage file can outlive ``sessions.db``, and resuming a missing session only
-        fails after the CLI subprocess is up.
+        fails after the CLI subprocess is up. With ``book``, a missing, empty or corrupt
+        file is replaced by the book's document (any workspace), and every write is
+        mirrored to the book.
         """
-        return cls._load(run_dir, workspace, has_session=has_session, quarantine=True)
+        return cls._load(run_dir, workspace, has_session=has_session, quarantine=True,
+                         book=book)
 
     @classmethod
     def peek(
@@ -135,9 +152,11 @@ class Lineage:
         workspace: str | Path,
         *,
         has_session: Callable[[str], bool] | None = None,
+        book: Any = None,
     ) -> Lineage:
         """Like :meth:`open` but strictly read-only (a corrupt file stays where it is)."""
-        return cls._load(run_dir, workspace, has_session=has_session, quarantine=False)
+        return cls._load(run_dir, workspace, has_session=has_session, quarantine=False,
+                         book=book)
 
     @classmethod
     def _load(
@@ -147,18 +166,19 @@ class Lineage:
         *,
         has_session: Callable[[str], bool] | None,
         quarantine: bool,
+        book: Any = None,
     ) -> Lineage:
-        lin = cls(Path(run_dir) / FILENAME, Path(workspace))
+        lin = cls(Path(run_dir) / FILENAME, Path(workspace), book=book)
         try:
             raw = lin.path.read_bytes()
         except OSError:  # missing, a directory, no permission: nothing to continue
-            return lin
+            return lin._from_book(has_session)
         try:
             ws, woke, steps = _parse(raw)
         except _Corrupt:
             if quarantine:
                 move_aside(lin.path, _stamp())
-            return lin
+            return lin._from_book(has_session)
         if canonical(ws) != str(lin.workspace):
             return lin  # moved or copied folder: the old ids cannot resume here
         if has_session is not None:
@@ -166,6 +186,25 @@ class Lineage:
             steps = {k: v for k, v in steps.items() if v not in lin._dead}
         lin.woke, lin.steps = woke, steps
         return lin
+
+    def _from_book(self, has_session: Callable[[str], bool] | None) -> Lineage:
+        """The book's document, if there is a book and it holds one. The workspace guard
+        is relaxed: a session written from another path is adopted by the store."""
+        if self.book is None:
+            return self
+        try:
+            doc = self.book.lineage()
+            if not doc:
+                return self
+            _, woke, steps = _parse(json.dumps(doc).encode("utf-8"))
+        except Exception as exc:  # an unreadable book is no book
+            log.warning("flower: could not read the run book %s: %s",
+                        getattr(self.book, "name", "?"), exc)
+            return self
+        if has_session is not None:
+            steps = {k: v for k, v in steps.items() if _alive(has_session, v)}
+        self.woke, self.steps, self.remote = woke, steps, True
+        return self
 
     # --- writing ---------------------------------------------------------------------
 
@@ -176,6 +215,7 @@ class Lineage:
     def flush(self) -> bool:
         """Write atomically; ``False`` when the disk refused (the run carries on)."""
         text = json.dumps(self.to_dict(), ensure_ascii=False, indent=2) + "\n"
+        self._mirror()
         try:
             atomic_write(self.path, text)
         except OSError:
@@ -213,6 +253,14 @@ class Lineage:
                 self.flush()
         except OSError:
             change()
+    def _mirror(self) -> None:
+        """Hand the document to the book (non-blocking, never raises)."""
+        if self.book is None:
+            return
+        try:
+            self.book.put_lineage(self.to_dict())
+        except Exception as exc:
+            log.warning("flower: could not mirror the lineage: %s", exc)
 
     def remember(self, step: str, session_id: str) -> None:
         """Record ``step``'s session the moment it is known — a hard kill may come next."""
@@ -248,6 +296,7 @@ class Lineage:
         self.steps.clear()
         self._mine.clear()
         self.woke = 0
+        self._mirror()  # the store's copy starts fresh too, or another machine wakes it
         base = Path(into)
         try:
             dest = _unique_dir(base, _stamp())

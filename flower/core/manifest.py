@@ -4,6 +4,11 @@ Several flower processes may share one run dir. Each owns the rows tagged with i
 id and never touches anyone else's: every write takes an exclusive file lock, re-reads the
 file, replaces only this process's rows and swaps the file in atomically. A manifest that
 cannot be parsed is never overwritten — it is moved aside once and the run goes on.
+
+With a shared session store, every (blocking) write also hands this run's rows to the
+store's run book (``book``, :mod:`flower.stores.book`) — best effort, in the background;
+the file stays authoritative. A signal handler's non-blocking write skips the book: it
+must not touch a connection pool the interrupted code may be holding.
 """
 
 from __future__ import annotations
@@ -39,9 +44,10 @@ class Manifest:
 
     def __init__(self, path: Path, run_id: str,
                  notice: Callable[[str], None] | None = None,
-                 scrub: Callable[[str], str] | None = None) -> None:
+                 scrub: Callable[[str], str] | None = None, book: Any = None) -> None:
         self.path = Path(path)
         self.run_id = run_id
+        self.book = book
         self._notice = notice or _stderr
         self._scrub = scrub or (lambda text: text)
         self._holding = False  # this process is inside write(): a signal handler must not wait
@@ -86,4 +92,16 @@ class Manifest:
                 atomic_write(self.path, self._scrub(body))
             finally:
                 self._holding = False
+                if blocking:
+                    self._mirror(mine)
         return True
+
+    def _mirror(self, mine: list[dict[str, Any]]) -> None:
+        """This run's rows (credentials scrubbed, as in the file) to the book."""
+        if self.book is None:
+            return
+        try:
+            rows = json.loads(self._scrub(json.dumps(mine, ensure_ascii=False)))
+            self.book.put_manifest(self.run_id, rows)
+        except Exception as exc:  # the book must never break the run it records
+            self._notice(f"flower: could not mirror the manifest: {exc}")

@@ -41,6 +41,8 @@ from flower.core.manifest import FILENAME as MANIFEST_NAME
 from flower.core.manifest import Manifest
 from flower.core.paths import project_key as _project_key
 from flower.core.resilience import Resilience, classify, is_fatal_retry, nap
+from flower.stores.book import remote_book
+from flower.stores.book import run_name as run_name_for
 from flower.stores.prune import PrunePolicy
 from flower.stores.select import layered_store
 from flower.stores.trim import EphemeralPolicy, TrimPolicy
@@ -165,6 +167,7 @@ class Runtime:
         resilience: Resilience | bool = True,
         handoff: HandoffPolicy | bool = True,
         store: Any = None,
+        run_name: str | None = None,
     ) -> None:
         self.workspace = Path(workspace).expanduser().resolve()
         self.workspace.mkdir(parents=True, exist_ok=True)
@@ -187,6 +190,8 @@ class Runtime:
             prune=PrunePolicy(keep_denials=keep_denials),
             ephemeral=self.ephemeral_policy,
         )
+        # a shared store also keeps lineage + manifest rows under the run name (stores/book.py)
+        self.book = remote_book(self.store, run_name_for(self.workspace, run_name))
         self.resilience: Resilience = _coerce(resilience, Resilience)
         self.handoff: HandoffPolicy = _coerce(handoff, HandoffPolicy)
         self.workbench: Workbench | None = self._make_workbench(workbench)
@@ -197,7 +202,8 @@ class Runtime:
         # credentials never reach the run book, even if a model echoed one into its text
         self._spec_secrets: set[str] = set()  # from every AgentSpec.env this Runtime ran
         self._manifest = Manifest(self.run_dir / MANIFEST_NAME, self.run_id,
-                                  scrub=lambda text: redact(text, self._secrets()))
+                                  scrub=lambda text: redact(text, self._secrets()),
+                                  book=self.book)
         self._interrupt = _Interrupt()
         self._current: StepResult | None = None
         # handoff state, per step: thresholds pinned at step start, the main thread's

@@ -261,6 +261,11 @@ class LayeredSessionStore(_LayerAttrs, SessionStore):
         adopt = getattr(self.backend, "adopt", None)
         return bool(adopt(project_key, session_id)) if adopt is not None else False
 
+    def book(self, name: str) -> Any:
+        """The backend's run book for run ``name`` (None when it keeps none: SQLite)."""
+        make = getattr(self.backend, "book", None)
+        return make(name) if make is not None else None
+
     @property
     def rejected(self) -> list[Any]:
         return getattr(self.backend, "rejected", [])

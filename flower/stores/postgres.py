@@ -17,6 +17,11 @@ Layout, in schema ``flower`` (created when missing)::
     meta(store_key, mtime, next_seq)            one row per transcript
     summaries(project_key, session_id, mtime, data)
     version(version)                            one row: the layout version (refused if newer)
+    lineage(name, workspace, woke, steps, mtime)     one row per run name (v2)
+    manifest(name, run_id, seq, row)            the run book rows of each run name (v2)
+
+Version 2 added ``lineage`` and ``manifest`` (see :mod:`flower.stores.pgbook`); a version 1
+schema is migrated in place (the two tables are created, nothing else changes).
 
 Keys are ``COLLATE "C"`` so the prefix ranges that find a session's subagent transcripts
 (``store_key >= 'p/s/' AND store_key < 'p/s0'``) mean the same as in SQLite whatever the
@@ -26,6 +31,17 @@ Concurrency: every append is one transaction holding a transaction-scoped adviso
 its store key, so dedup, ``next_seq`` and mtime are decided per key across any number of
 connections, processes and machines; appends to different keys never wait for each other.
 
+Outages: every database call retries connection failures (server stopped, restarted,
+unreachable) with backoff for at most ``retry_for`` seconds (default 20 — below the SDK's
+60 s per-append timeout, so its own three attempts stay serialised). A batch that still
+cannot be written is kept in memory (``backlog``) and raises; the SDK then reports a
+mirror error and moves on, and the batch is written — before anything newer of the same
+transcript — by the next write to that transcript, a ``load``/``has_session`` of it, or
+``close()``. So the table always holds a *prefix* of what the CLI mirrored per transcript
+(a valid history to resume from), and the whole of it once the server is back while this
+process lives. Pooled connections are checked on checkout, so the store reconnects by
+itself when the server returns.
+
 Event loop: every method runs its database work in a worker thread on a small sync
 connection pool, like the SQLite store (no event-loop-bound connections: the SDK and tests
 may drive the store from several loops). ``load`` reads through a server-side cursor in
@@ -34,6 +50,7 @@ batches, so a 50k-entry load never holds the raw rows and the parsed entries at 
 
 from __future__ import annotations
 
+import collections
 import logging
 import re
 import threading
@@ -62,17 +79,17 @@ from flower.stores.sqlite import store_key
 try:
     import psycopg
     from psycopg import sql
-    from psycopg_pool import ConnectionPool
+    from psycopg_pool import ConnectionPool, PoolClosed, PoolTimeout
 except ImportError as _exc:  # pragma: no cover - depends on the install
     raise ImportError(texts.STORE_NO_DRIVER) from _exc
 
-__all__ = ["SCHEMA_VERSION", "PostgresSessionStore", "StoreUnavailable", "StoreVersionError",
-           "display_url", "is_postgres_url"]
+__all__ = ["SCHEMA_VERSION", "PostgresSessionStore", "StoreOffline", "StoreUnavailable",
+           "StoreVersionError", "display_url", "is_postgres_url"]
 
 log = logging.getLogger("flower.stores")
 T = TypeVar("T")
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 FETCH = 2000  # rows per server-side cursor batch
 _IN_CHUNK = 5000
 _SCHEMA_LOCK = 0x666C6F776572  # "flower": serialises concurrent first-time schema creation
@@ -100,7 +117,27 @@ CREATE TABLE IF NOT EXISTS {s}.summaries (
     data        text NOT NULL,
     PRIMARY KEY (project_key, session_id)
 );
+CREATE TABLE IF NOT EXISTS {s}.lineage (
+    name      text COLLATE "C" PRIMARY KEY,
+    workspace text NOT NULL,
+    woke      integer NOT NULL,
+    steps     text NOT NULL,
+    mtime     bigint NOT NULL
+);
+CREATE TABLE IF NOT EXISTS {s}.manifest (
+    name    text COLLATE "C" NOT NULL,
+    run_id  text COLLATE "C" NOT NULL,
+    seq     integer NOT NULL,
+    row     text NOT NULL,
+    PRIMARY KEY (name, run_id, seq)
+);
 """
+# Connection trouble worth waiting out: the server went away, is restarting, or the pool
+# has no live connection yet. Anything else (a bug, a constraint) raises at once.
+_OFFLINE: tuple[type[BaseException], ...] = (psycopg.OperationalError, PoolTimeout)
+# psycopg_pool logs every failed reconnect at WARNING; flower says it once, in its words.
+if logging.getLogger("psycopg.pool").level == logging.NOTSET:
+    logging.getLogger("psycopg.pool").setLevel(logging.ERROR)
 
 
 class StoreUnavailable(RuntimeError):
@@ -109,6 +146,10 @@ class StoreUnavailable(RuntimeError):
 
 class StoreVersionError(RuntimeError):
     """The schema was written by a newer flower; nothing is read or written."""
+
+
+class StoreOffline(StoreUnavailable):
+    """The server did not answer within ``retry_for`` seconds (an outage, not a bad URL)."""
 
 
 def display_url(url: str) -> str:
@@ -130,10 +171,20 @@ class PostgresSessionStore(SessionStore):
     """Every transcript entry, verbatim, in PostgreSQL; shareable between machines."""
 
     def __init__(self, url: str, *, schema: str = "flower", max_size: int = 4,
-                 connect_timeout: float = 10.0) -> None:
+                 connect_timeout: float = 10.0, retry_for: float = 20.0) -> None:
         self.url = url.strip()
         self.schema = schema
         self.rejected: list[Rejected] = []
+        #: seconds a call keeps retrying a lost server before it gives up (see module doc)
+        self.retry_for = retry_for
+        #: store key → batches not yet written (the server was away), oldest first
+        self.backlog: dict[str, list[tuple[SessionKey, list[SessionStoreEntry]]]] = {}
+        self._backlog_lock = threading.Lock()
+        # held batches written by a later call: a late SDK retry of one is not written twice
+        self._caught_up: collections.deque[list[SessionStoreEntry]] = collections.deque(
+            maxlen=32)
+        self._offline_since: float | None = None
+        self._books: list[Any] = []
         self._last_mtime = 0
         self._mtime_lock = threading.Lock()
         shown = display_url(self.url)
@@ -152,9 +203,14 @@ class PostgresSessionStore(SessionStore):
         except psycopg.Error as exc:
             raise StoreUnavailable(texts.STORE_UNREACHABLE.format(url=shown, reason=_reason(exc))) \
                 from None
+        # check: a pooled connection the server dropped (restart) is replaced on checkout;
+        # reconnect_timeout: a background reconnect gives up after a few seconds, so the
+        # next request starts a fresh one instead of waiting out a long backoff
         self._pool: ConnectionPool | None = ConnectionPool(
             self.url, min_size=1, max_size=max_size, open=False, timeout=60.0,
-            kwargs={"application_name": "flower"}, check=ConnectionPool.check_connection,
+            kwargs={"application_name": "flower",
+                    "connect_timeout": max(int(min(connect_timeout, 5.0)), 1)},
+            check=ConnectionPool.check_connection, reconnect_timeout=6.0,
             name=f"flower-{schema}")
         self._pool.open(wait=False)
 
@@ -181,23 +237,83 @@ class PostgresSessionStore(SessionStore):
                 if found is not None and found > SCHEMA_VERSION:
                     raise StoreVersionError(texts.STORE_NEWER_SCHEMA.format(
                         url=shown, found=found, known=SCHEMA_VERSION))
+            # every table is IF NOT EXISTS: creating the missing ones IS the v1 → v2 migration
             for statement in _DDL.split(";"):
                 if statement.strip():
                     cur.execute(self._q(statement))
-            cur.execute(self._q("SELECT count(*) FROM {s}.version"))
-            if cur.fetchone()[0] == 0:  # type: ignore[index]
+            cur.execute(self._q("SELECT count(*), max(version) FROM {s}.version"))
+            count, found = cur.fetchone()  # type: ignore[misc]
+            if count == 0:
                 cur.execute(self._q("INSERT INTO {s}.version (version) VALUES (%s)"),
                             (SCHEMA_VERSION,))
+            elif found < SCHEMA_VERSION:
+                cur.execute(self._q("UPDATE {s}.version SET version=%s"), (SCHEMA_VERSION,))
+                log.info("flower: migrated session store schema %s from v%s to v%s",
+                         self.schema, found, SCHEMA_VERSION)
 
     def _db(self) -> ConnectionPool:
         if self._pool is None:
             raise RuntimeError(f"session store {display_url(self.url)} is closed")
         return self._pool
 
-    def _tx(self, fn: Callable[[psycopg.Cursor[Any]], T]) -> T:
+    def _tx(self, fn: Callable[[psycopg.Cursor[Any]], T], *, retry: float | None = None) -> T:
         """Run ``fn`` in one transaction on a pooled connection (commit on success)."""
-        with self._db().connection() as conn, conn.cursor() as cur:
-            return fn(cur)
+
+        def body(conn: psycopg.Connection[Any]) -> T:
+            with conn.cursor() as cur:
+                return fn(cur)
+
+        return self._with_conn(body, retry=retry)
+
+    def _with_conn(self, body: Callable[[psycopg.Connection[Any]], T], *,
+                   retry: float | None = None) -> T:
+        """``body(conn)`` in one transaction on a pooled connection (commit on success).
+
+        A lost server is retried with backoff for ``retry`` seconds (default
+        ``retry_for``), then :class:`StoreOffline` is raised. ``body`` may therefore run
+        more than once; a failed try was rolled back (or never reached the server)."""
+        budget = self.retry_for if retry is None else retry
+        deadline = time.monotonic() + budget
+        delay = 0.2
+        while True:
+            left = deadline - time.monotonic()
+            try:
+                try:
+                    with self._db().connection(timeout=max(min(left, 2.0), 0.2)) as conn:
+                        result = body(conn)
+                except PoolTimeout:
+                    # the pool's own reconnect may still be backing off after a restart:
+                    # a fresh connection tells whether the server is back, and serves
+                    with psycopg.connect(self.url, connect_timeout=2,
+                                         application_name="flower") as conn:
+                        result = body(conn)
+            except PoolClosed:
+                raise
+            except _OFFLINE as exc:
+                failure: BaseException = exc
+            else:
+                self._online()
+                return result
+            self._offline(failure)
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise StoreOffline(texts.STORE_OFFLINE.format(
+                    url=display_url(self.url), seconds=round(budget),
+                    reason=_reason(failure))) from None
+            time.sleep(min(delay, left))
+            delay = min(delay * 2, 2.0)
+
+    def _offline(self, exc: BaseException) -> None:
+        if self._offline_since is None:
+            self._offline_since = time.monotonic()
+            log.warning(texts.STORE_LOST.format(url=display_url(self.url), reason=_reason(exc)))
+
+    def _online(self) -> None:
+        if self._offline_since is not None:
+            waited = time.monotonic() - self._offline_since
+            self._offline_since = None
+            log.warning(texts.STORE_BACK.format(url=display_url(self.url),
+                                                seconds=round(waited, 1)))
 
     async def _run(self, fn: Callable[[psycopg.Cursor[Any]], T]) -> T:
         return await anyio.to_thread.run_sync(self._tx, fn)
@@ -218,8 +334,71 @@ class PostgresSessionStore(SessionStore):
         """
         if not entries:
             return
-        skey = store_key(key)
-        await self._run(lambda cur: self._append_rows(cur, key, skey, entries))
+        await anyio.to_thread.run_sync(self._append_sync, key, store_key(key), entries)
+
+    def _append_sync(self, key: SessionKey, skey: str, entries: list[SessionStoreEntry]) -> None:
+        """Write what waits in the backlog for ``skey`` (oldest first), then ``entries`` —
+        one transaction, so the table never holds a newer entry without the older ones.
+        When the server stays away, ``entries`` joins the backlog and StoreOffline is
+        raised (the SDK retries the same list object, which is recognised, not doubled)."""
+        with self._backlog_lock:
+            if any(b is entries for b in self._caught_up):
+                return
+            waiting = [b for b in self.backlog.get(skey, ()) if b[1] is not entries]
+
+        def write(cur: psycopg.Cursor[Any]) -> None:
+            for k, batch in waiting:
+                self._append_rows(cur, k, skey, batch)
+            self._append_rows(cur, key, skey, entries)
+
+        try:
+            self._tx(write)
+        except StoreOffline:
+            with self._backlog_lock:
+                queue = self.backlog.setdefault(skey, [])
+                if not any(b is entries for _, b in queue):
+                    queue.append((key, entries))
+                held = sum(len(b) for _, b in queue)
+            log.warning(texts.STORE_HELD.format(key=skey, n=held))
+            raise
+        self._forget(skey, [b for _, b in waiting] + [entries])
+        if waiting:
+            log.warning(texts.STORE_CAUGHT_UP.format(
+                key=skey, n=sum(len(b) for _, b in waiting)))
+
+    def _forget(self, skey: str, written: list[list[SessionStoreEntry]]) -> None:
+        with self._backlog_lock:
+            held = self.backlog.get(skey, ())
+            self._caught_up.extend(b for _, b in held if any(b is w for w in written))
+            queue = [(k, b) for k, b in held if not any(b is w for w in written)]
+            if queue:
+                self.backlog[skey] = queue
+            else:
+                self.backlog.pop(skey, None)
+
+    def flush_backlog(self, skey: str | None = None, *, retry: float | None = None) -> int:
+        """Write the held batches (of ``skey``, or all); returns how many entries are still
+        held. Raises nothing: a server still away just leaves them held."""
+        with self._backlog_lock:
+            keys = [skey] if skey is not None else list(self.backlog)
+            todo = {k: list(self.backlog.get(k, ())) for k in keys}
+        for k, batches in todo.items():
+            if not batches:
+                continue
+
+            def write(cur: psycopg.Cursor[Any], k: str = k,
+                      batches: list[Any] = batches) -> None:
+                for key, batch in batches:
+                    self._append_rows(cur, key, k, batch)
+
+            try:
+                self._tx(write, retry=retry)
+            except StoreOffline:
+                continue
+            self._forget(k, [b for _, b in batches])
+            log.warning(texts.STORE_CAUGHT_UP.format(key=k, n=sum(len(b) for _, b in batches)))
+        with self._backlog_lock:
+            return sum(len(b) for q in self.backlog.values() for _, b in q)
 
     def _append_rows(self, cur: psycopg.Cursor[Any], key: SessionKey, skey: str,
                      entries: list[SessionStoreEntry]) -> None:
@@ -274,18 +453,23 @@ class PostgresSessionStore(SessionStore):
         or None. Batched through a server-side cursor: memory stays at the parsed entries
         plus one batch of raw rows."""
         skey = store_key(key)
-        out: list[SessionStoreEntry] = []
-        with self._db().connection() as conn, \
-                conn.cursor(name="flower_load", binary=True) as cur:
-            cur.itersize = FETCH
-            cur.execute(self._q("SELECT convert_to(payload, 'UTF8') FROM {s}.entries "
-                                "WHERE store_key=%s ORDER BY seq"), (skey,))
-            while True:
-                batch = cur.fetchmany(FETCH)
-                if not batch:
-                    break
-                out.extend(decode_many([p for (p,) in batch]))
-        return out or None
+        if skey in self.backlog:  # held entries belong before anything is read back
+            self.flush_backlog(skey)
+
+        def read(conn: psycopg.Connection[Any]) -> list[SessionStoreEntry]:
+            out: list[SessionStoreEntry] = []
+            with conn.cursor(name="flower_load", binary=True) as cur:
+                cur.itersize = FETCH
+                cur.execute(self._q("SELECT convert_to(payload, 'UTF8') FROM {s}.entries "
+                                    "WHERE store_key=%s ORDER BY seq"), (skey,))
+                while True:
+                    batch = cur.fetchmany(FETCH)
+                    if not batch:
+                        break
+                    out.extend(decode_many([p for (p,) in batch]))
+            return out
+
+        return self._with_conn(read) or None
 
     async def list_sessions(self, project_key: str) -> list[SessionStoreListEntry]:
         """Main transcripts of ``project_key`` with their storage mtime (epoch ms)."""
@@ -354,6 +538,8 @@ class PostgresSessionStore(SessionStore):
     def has_session(self, project_key: str, session_id: str) -> bool:
         """Is the main transcript there? One meta lookup, no payload read."""
         skey = store_key({"project_key": project_key, "session_id": session_id})
+        if skey in self.backlog:
+            self.flush_backlog(skey)
         row = self._tx(lambda c: c.execute(
             self._q("SELECT 1 FROM {s}.meta WHERE store_key=%s"), (skey,)).fetchone())
         return row is not None
@@ -417,8 +603,28 @@ class PostgresSessionStore(SessionStore):
 
         return self._tx(copy_over)
 
-    def close(self) -> None:
-        """Close the pool; further calls raise. Safe to call twice."""
+    def book(self, name: str) -> Any:
+        """The remote run book of run ``name`` (lineage + manifest rows in this schema);
+        closed with the store. See :mod:`flower.stores.pgbook`."""
+        from flower.stores.pgbook import PostgresBook
+
+        book = PostgresBook(self, name)
+        self._books.append(book)
+        return book
+
+    def close(self, *, wait: float = 10.0) -> None:
+        """Finish the run books and the backlog (waiting at most ``wait`` seconds for a
+        server that is away), then close the pool; further calls raise. Safe to call twice.
+        Entries still held then are lost to this store — said in one warning."""
+        if self._pool is None:
+            return
+        for book in self._books:
+            book.close(wait=wait)
+        self._books.clear()
+        if self.backlog:
+            held = self.flush_backlog(retry=wait)
+            if held:
+                log.warning(texts.STORE_LOST_AT_CLOSE.format(n=held, url=display_url(self.url)))
         pool, self._pool = self._pool, None
         if pool is not None:
             pool.close()

@@ -78,7 +78,7 @@ def layered_store(store: Any, *, run_dir: Path, workspace: Path, policy: Any, pr
     from flower.stores.layered import LayeredSessionStore, PruningSessionStore
 
     if store is None:
-        store = configured_url(dotenv=False)  # Runtime has read .env already
+        store = configured_url()  # the environment, or a .env file (read, not exported)
     if store is None:
         return PruningSessionStore(run_dir / "sessions.db", workspace=workspace, policy=policy,
                                    prune=prune, ephemeral=ephemeral)

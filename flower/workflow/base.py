@@ -142,7 +142,8 @@ class Workflow:
         from flower.core.lineage import Lineage
 
         has = getattr(runtime, "has_session", None)
-        lineage = Lineage.open(run_dir, workspace, has_session=has)
+        lineage = Lineage.open(run_dir, workspace, has_session=has,
+                               book=getattr(runtime, "book", None))
         ctx["_lineage"] = lineage
         ctx["_woke"] = lineage.bump()
         for name, sid in lineage.steps.items():

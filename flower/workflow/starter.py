@@ -95,8 +95,12 @@ def starter_flow(ask: str, *, workspace: str | Path = ".", run_dir: str | Path =
     brief_path, goal_path = wb.notes / brief_name, wb.notes / goal_name
     log_path = wb.notes / log_name
     if new:  # the Q&A log goes too: it is this task's history, and clarify resumes from it
-        Lineage.open(run_dir, ws).archive(wb.notes / "archive",
-                                          extra=[brief_path, goal_path, log_path])
+        from flower.stores.book import configured_book
+
+        # a shared store's copy of the lineage is reset too, or the next run wakes it again
+        with configured_book(ws) as book:
+            Lineage.open(run_dir, ws, book=book).archive(
+                wb.notes / "archive", extra=[brief_path, goal_path, log_path])
     brief = Brief.load(brief_path)
     waking = brief is not None and brief.complete()
     if not waking and not said:

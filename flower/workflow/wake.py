@@ -2,8 +2,10 @@
 
 ``wake_state`` is a strictly read-only probe — it runs before the user has decided
 anything, so it must not bump the wake counter, create ``runs/``, move a corrupt lineage
-aside or leave SQLite side files next to ``sessions.db``. ``wake_banner`` turns its answer
-into the one line that makes "does it remember?" visible.
+aside or leave SQLite side files next to ``sessions.db``. With a PostgreSQL store
+(``--store`` / ``FLOWER_STORE_URL``) it reads the store's run book and sessions over one
+read-only connection instead: an empty folder on another machine sees the run it wakes.
+``wake_banner`` turns its answer into the one line that makes "does it remember?" visible.
 """
 
 from __future__ import annotations
@@ -93,6 +95,8 @@ def wake_state(
     brief_name: str = "需求.md",
     goal_name: str = "目标.md",
     work_step: str = texts.WORK_STEP,
+    store: str | None = None,
+    run: str | None = None,
 ) -> dict[str, Any]:
     """Read-only look at a folder: is there something to continue, and how big is it?
 
@@ -108,13 +112,27 @@ def wake_state(
     - ``brief_ok``: the brief is complete; ``live_steps``: steps whose session is still
       stored; ``context``: tokens in the last API call of the work step's session (else
       of the most recently written step), ``None`` if unknown; ``context_step``: which
-      step that was; ``workspace``; ``workbench`` (root path).
+      step that was; ``workspace``; ``workbench`` (root path); ``remote``: the run name
+      when the lineage came from a shared store's run book (else ``None``).
+
+    ``store`` (default: ``FLOWER_STORE_URL``) and ``run`` (default: ``FLOWER_RUN``, else
+    the folder's name) say where a PostgreSQL store keeps this run.
     """
     ws = Path(workspace).resolve()
     wb = Workbench.for_workspace(ws, isolate=isolate)
     brief, goal = wb.notes / brief_name, wb.notes / goal_name
-    lin = Lineage.peek(run_dir, ws)
-    live, ctx_step, context = _session_info(Path(run_dir) / DB_NAME, ws, lin.steps, work_step)
+    probe = _probe(ws, store, run)
+    try:
+        lin = Lineage.peek(run_dir, ws, book=probe)
+        if probe is not None:
+            live, ctx_step, context = probe.session_info(ws, lin.steps, work_step,
+                                                         project_key(ws))
+        else:
+            live, ctx_step, context = _session_info(Path(run_dir) / DB_NAME, ws, lin.steps,
+                                                    work_step)
+    finally:
+        if probe is not None:
+            probe.close()
     brief_ok = brief_complete(brief)
     return {
         "waking": brief_ok or bool(live),
@@ -129,7 +147,22 @@ def wake_state(
         "context_step": ctx_step,
         "workspace": ws,
         "workbench": wb.root,
+        "remote": probe.name if probe is not None and lin.remote else None,
     }
+
+
+def _probe(ws: Path, store: str | None, run: str | None) -> Any:
+    """A read-only :class:`~flower.stores.pgbook.RunProbe` when the store is PostgreSQL
+    and can be read; None otherwise (SQLite: the probe reads ``sessions.db`` as always)."""
+    from flower.stores.select import configured_url, is_postgres_url
+
+    url = configured_url(store)
+    if not is_postgres_url(url):
+        return None
+    from flower.stores.book import run_name
+    from flower.stores.pgbook import RunProbe
+
+    return RunProbe.open(url or "", run_name(ws, run))
 
 
 def _home_relative(p: Path) -> str:
@@ -154,6 +187,8 @@ def wake_banner(state: dict[str, Any]) -> str:
     if state.get("context"):
         parts.append(texts.WAKE_CONTEXT.format(step=state.get("context_step") or texts.WORK_STEP,
                                                size=human_tokens(state["context"])))
+    if state.get("remote"):
+        parts.append(texts.WAKE_REMOTE.format(name=state["remote"]))
     if state.get("woke"):
         parts.append(texts.WAKE_ORDINAL.format(n=state["woke"] + 1))
     head = texts.WAKE_BANNER.format(where=_home_relative(Path(state["workspace"])))

@@ -182,7 +182,7 @@ def test_selection_rules(pg: TempPostgres, tmp_path: Path, home: Path,
     assert isinstance(rt.store.backend, PostgresSessionStore)
     assert rt.store.policy is rt.trim_policy
     rt.close()
-    os.environ.pop("FLOWER_STORE_URL", None)  # load_dotenv put it there
+    assert "FLOWER_STORE_URL" not in os.environ  # read from .env, never exported
     (tmp_path / ".env").unlink()
     mine = PostgresSessionStore(url, schema="own")
     rt = Runtime(workspace=ws, run_dir=runs, store=mine)  # an object: wrapped in the layers
