@@ -28,6 +28,13 @@ TRIM_DONE = "裁掉 {cleared} 个工具结果(保留最近 {kept} 个),省下 ~{
 RESUME_PROMPT = (
     "上一轮在中途被打断,没有跑完。检查一下工作台里已经落盘的东西,从中断处接着做,不要重头来过。"
 )
+RETRY_AFTER_FAILURE = "{step}: 第 {attempt} 次尝试失败,稍后重试({error})"
+OFFLINE_GAVE_UP = "{error}(网络中断过久,放弃重试)"
+# Appended to the human's words when an interrupt resumes the session.
+INTERRUPT_NOTE = (
+    "(这是人类在运行中插话。刚才正在执行的工具调用如果显示被中断,那是这次插话造成的,"
+    "不是环境故障;按上面的话调整后继续。)"
+)
 OFFLINE_WAIT = "{host}:{port} 不可达,等待恢复(最多 {minutes} 分钟)"
 OFFLINE_WAIT_SECONDS = "{host}:{port} 不可达,等待恢复(最多 {seconds} 秒)"
 ONLINE_AGAIN = "{host}:{port} 恢复,继续"

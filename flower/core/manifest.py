@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import re
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -37,6 +38,16 @@ def parse(raw: bytes) -> list[dict[str, Any]]:
 
 def _stderr(msg: str) -> None:
     print(msg, file=sys.stderr)
+
+
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def escape_surrogates(json_text: str) -> str:
+    """JSON text with lone surrogates (half an emoji a model or tool cut off) written as
+    ``\\uXXXX`` escapes: still valid JSON, valid UTF-8 on disk, and it decodes back to the
+    very same string — instead of an encoding error that would lose the whole row."""
+    return _LONE_SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", json_text)
 
 
 class Manifest:
@@ -89,7 +100,7 @@ class Manifest:
             try:
                 others = [r for r in self.read() if r.get("run") != self.run_id]
                 body = json.dumps(others + mine, ensure_ascii=False, indent=2)
-                atomic_write(self.path, self._scrub(body))
+                atomic_write(self.path, escape_surrogates(self._scrub(body)))
             finally:
                 self._holding = False
                 if blocking:

@@ -148,10 +148,7 @@ class Runtime:
     INTERRUPTED = "interrupted-by-human"
     HANDOFF_DUE = "context-full-handoff"
     KILLED = "killed-by-signal"
-    INTERRUPT_NOTE = (
-        "(这是人类在运行中插话。刚才正在执行的工具调用如果显示被中断,那是这次插话造成的,"
-        "不是环境故障;按上面的话调整后继续。)"
-    )
+    INTERRUPT_NOTE = texts.INTERRUPT_NOTE
 
     def __init__(
         self,
@@ -405,7 +402,8 @@ class Runtime:
                     if not self._should_retry(result, attempt):
                         break
                     emit(Event("retry",
-                               text=f"{name}: 第 {attempt} 次尝试失败,稍后重试({result.error})",
+                               text=texts.RETRY_AFTER_FAILURE.format(
+                                   step=name, attempt=attempt, error=result.error),
                                payload={"step": name, "attempt": attempt, "source": "failure"}))
                     net = {"step": name, "attempt": attempt, "source": "network"}
                     heard = self._interrupt_pending  # a human's words cut any wait short
@@ -413,7 +411,7 @@ class Runtime:
                             lambda msg, p=net: emit(Event("retry", text=msg, payload=p)),
                             stop=heard, base_url=self._config().get("ANTHROPIC_BASE_URL")) \
                             and not heard():
-                        result.error = f"{result.error}(网络中断过久,放弃重试)"
+                        result.error = texts.OFFLINE_GAVE_UP.format(error=result.error)
                         break
                     await nap(self.resilience.delay_for(attempt), heard)
                     if result.session_id:  # resume, not restart: earlier work is not lost

@@ -99,3 +99,14 @@ def test_a_second_corruption_in_the_same_second_never_overwrites_the_first(
     m.read()
     kept = sorted(p.read_bytes() for p in tmp_path.glob("manifest.json.corrupt-*"))
     assert kept == [b"first", b"second"]
+
+
+def test_a_lone_surrogate_in_a_row_is_written_and_reads_back_exactly(tmp_path: Path) -> None:
+    """Half an emoji in a model's text must not cost the row (it used to raise
+    UnicodeEncodeError at the end of the step)."""
+    text = "cut \ud83d here"
+    m = Manifest(tmp_path / "manifest.json", "run-1")
+    assert m.write([{"step": "干活", "text": text}])
+    raw = (tmp_path / "manifest.json").read_bytes()
+    raw.decode("utf-8")  # valid UTF-8 on disk
+    assert m.read() == [{"step": "干活", "text": text, "run": "run-1"}]
