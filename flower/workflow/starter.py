@@ -46,6 +46,12 @@ def is_git_worktree(path: Path) -> bool:
     return out.returncode == 0 and out.stdout.strip() == "true"
 
 
+def _clarifying(ws: Path, run_dir: str | Path, isolate: bool) -> bool:
+    """A clarification was cut off (killed mid-question): its session can carry on without
+    the original words — the clarify step resumes it with ``CLARIFY_RESUME``."""
+    return CLARIFY in wake_state(ws, run_dir=run_dir, isolate=isolate)["live_steps"]
+
+
 def _already_in(path: Path, words: str) -> bool:
     try:
         return words in path.read_text(encoding="utf-8")
@@ -103,7 +109,7 @@ def starter_flow(ask: str, *, workspace: str | Path = ".", run_dir: str | Path =
                 wb.notes / "archive", extra=[brief_path, goal_path, log_path])
     brief = Brief.load(brief_path)
     waking = brief is not None and brief.complete()
-    if not waking and not said:
+    if not waking and not said and not _clarifying(ws, run_dir, isolate):
         raise ValueError(texts.STARTER_NEED_ASK)
 
     channel = HumanChannel(log_path=log_path, amend_path=brief_path,

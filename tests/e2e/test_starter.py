@@ -289,7 +289,9 @@ async def test_clarifier_killed_between_questions_does_not_reask(
     assert asked == [Q1, Q2]
     session = lineage(run_dir)["steps"]["确认需求"]  # known before the kill
 
-    ctx, wf, human = await run_starter(workspace, run_dir, "帮我做个小工具", clarify_only=True)
+    # after-mirror: the clarify session is stored, so plain `flower` (no words) wakes it too
+    ask = "" if mirrored else "帮我做个小工具"
+    ctx, wf, human = await run_starter(workspace, run_dir, ask, clarify_only=True)
     assert "_failed_at" not in ctx
     assert human.seen == [Q2] and asked == [Q1, Q2, Q2]  # Q1 is never asked again
     assert Brief.load(wf.workbench.notes / "需求.md").complete()
