@@ -236,27 +236,41 @@ def drive(out: Console, handle: Any, *, workspace: Path, run_dir: Path,
 
 
 async def runs(client: Any, *, limit: int = 50) -> list[dict[str, Any]]:
-    """The flower runs the server knows, newest first: id, state, step, cost, started."""
-    from flower.distributed.workflow import Q_PROGRESS, WORKFLOW
+    """The flower runs the server knows, newest first: id, state, step, cost, started. A
+    finished run answers from its result (no worker needed); a running one from the
+    ``progress`` query (a worker replays it), all at once."""
+    from temporalio.client import WorkflowExecutionStatus
 
-    found: list[dict[str, Any]] = []
+    from flower.distributed.workflow import WORKFLOW
+
+    listed = []
     async for wf in client.list_workflows(f"WorkflowType = '{WORKFLOW}'", limit=limit):
-        row: dict[str, Any] = {"id": wf.id, "status": wf.status.name.lower() if wf.status
-                               else "?", "started": wf.start_time.timestamp()
-                               if wf.start_time else 0.0,
-                               "state": "", "step": "", "index": 0, "total": 0, "cost": 0.0}
+        listed.append(wf)
+        if len(listed) >= limit:
+            break
+
+    async def one(wf: Any) -> dict[str, Any]:
+        status = wf.status.name.lower() if wf.status else "?"
+        row: dict[str, Any] = {"id": wf.id, "status": status, "started":
+                               wf.start_time.timestamp() if wf.start_time else 0.0,
+                               "state": status, "step": "", "index": 0, "total": 0,
+                               "cost": 0.0, "target": ""}
         handle = client.get_workflow_handle(wf.id, run_id=wf.run_id)
+        p: dict[str, Any] | None = None
         try:
-            p = await asyncio.wait_for(handle.query(Q_PROGRESS, 1 << 30), 10)
+            if wf.status == WorkflowExecutionStatus.COMPLETED:
+                p = await handle.result()
+            elif wf.status == WorkflowExecutionStatus.RUNNING:
+                from flower.distributed.workflow import Q_PROGRESS
+
+                p = await asyncio.wait_for(handle.query(Q_PROGRESS, 1 << 30), 10)
         except Exception:
             p = None
         if p:
             row.update(state=p["state"], step=p["step"], index=p["index"],
                        total=len(p["steps"]), cost=p["cost"], target=p.get("target", ""))
-        else:
-            row["state"] = row["status"]
-        found.append(row)
-        if len(found) >= limit:
-            break
+        return row
+
+    found = list(await asyncio.gather(*(one(wf) for wf in listed)))
     found.sort(key=lambda r: r["started"], reverse=True)
     return found
