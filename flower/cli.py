@@ -95,6 +95,19 @@ class Globals:
 CONTEXT = {"help_option_names": list(HELP), "max_content_width": 100}
 
 
+def _leave(code: int) -> None:
+    """Exit after talking to Temporal: output flushed, then ``os._exit`` — the temporalio
+    core's native threads can abort a normal interpreter shutdown (``PyGILState_Release``)."""
+    import os
+
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):
+            pass
+    os._exit(code)
+
+
 def temporal_options() -> Any:
     """``--temporal HOST:PORT`` and ``--queue Q`` (plus ``--heartbeat``), for the commands
     that talk to a Temporal server (docs/distributed.md)."""
@@ -174,7 +187,7 @@ def go(g: Globals, ask: str | None, temporal: str | None, queue: str, heartbeat:
     if temporal:
         from flower.distributed.commands import go as submit_go
 
-        sys.exit(submit_go(g, ask, address=temporal, queue=queue, heartbeat=heartbeat, **opts))
+        _leave(submit_go(g, ask, address=temporal, queue=queue, heartbeat=heartbeat, **opts))
     from flower.commands import go as run_go
 
     sys.exit(run_go(g, ask, **opts))
@@ -190,7 +203,7 @@ def run(g: Globals, target: str, temporal: str | None, queue: str, heartbeat: fl
     if temporal:
         from flower.distributed.commands import run_target as submit_target
 
-        sys.exit(submit_target(g, target, address=temporal, queue=queue, heartbeat=heartbeat))
+        _leave(submit_target(g, target, address=temporal, queue=queue, heartbeat=heartbeat))
     from flower.commands import run as run_target
 
     sys.exit(run_target(g, target))
@@ -275,7 +288,7 @@ def worker(g: Globals, temporal: str, queue: str, concurrency: int | None) -> No
     (shared PostgreSQL when workers are on several machines); targets must be importable."""
     from flower.distributed.commands import worker as serve
 
-    sys.exit(serve(g, temporal, queue, concurrency))
+    _leave(serve(g, temporal, queue, concurrency))
 
 
 @main.command(context_settings=CONTEXT)
@@ -287,7 +300,7 @@ def status(temporal: str, limit: int, as_json: bool) -> None:
     """Distributed runs: current step, cost and state of each."""
     from flower.distributed.commands import status as show_status
 
-    sys.exit(show_status(temporal, limit=limit, as_json=as_json))
+    _leave(show_status(temporal, limit=limit, as_json=as_json))
 
 
 def entry() -> None:  # pragma: no cover - console script wrapper
