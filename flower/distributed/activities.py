@@ -42,7 +42,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("flower.distributed")
 
-FLUSH_S = 0.25  # events are signalled to the run in batches this often
+FLUSH_S = 1.0  # events are signalled to the run in batches this often (one history event each)
 INBOX_S = 0.5  # how often a waiting question looks for its answer
 MAIL_S = 5.0  # how often remarks the human volunteered are fetched
 

@@ -43,6 +43,10 @@ def build_worker(client: Any, queue: str = DEFAULT_QUEUE, *,
                   max_concurrent_activities=max_concurrent_steps or 100,
                   # a dead worker's cached runs move on to a live one within seconds
                   sticky_queue_schedule_to_start_timeout=timedelta(seconds=3),
+                  # a new session id reaches the server within 2 s (not 0.8 x the heartbeat
+                  # timeout): a worker dying right after the first turn still hands it on
+                  max_heartbeat_throttle_interval=timedelta(seconds=2),
+                  default_heartbeat_throttle_interval=timedelta(seconds=2),
                   graceful_shutdown_timeout=timedelta(seconds=5))
 
 
