@@ -232,10 +232,8 @@ async def step(req: dict[str, Any]) -> dict[str, Any]:
     if wf.channel is not None:
         wf.channel.on_event = bridge.emit
     run_id = f"{info.workflow_id}#{index}"
-    try:
-        rt = await asyncio.to_thread(_make_runtime, req, wf, run_id, beat.carried)
-    except (RuntimeError, ValueError, OSError) as exc:
-        raise ApplicationError(str(exc), type="RuntimeError", non_retryable=True) from exc
+    # a store that is down, or no credential on this worker: retried (maybe elsewhere)
+    rt = await asyncio.to_thread(_make_runtime, req, wf, run_id, beat.carried)
     ctx["_runtime"], ctx["_on_event"] = rt, bridge.emit
     tasks = [asyncio.create_task(_heartbeat(beat, float(req.get("heartbeat_s") or 30.0))),
              asyncio.create_task(bridge.pump())]
