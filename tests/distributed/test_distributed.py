@@ -190,3 +190,34 @@ def test_question_on_a_worker_is_answered_from_the_submitting_terminal(
     (book,) = (run_dir / "temporal").iterdir()
     (row,) = json.loads((book / "manifest.json").read_text(encoding="utf-8"))
     assert row["ok"] and row["text"] == "好,用蓝"
+
+
+def test_default_job_submitted_with_temporal(fake: FakeServer, workspace: Path,
+                                             workers, temporal, queue: str) -> None:
+    """`flower "…" --temporal`: the starter flow (clarify only) built by the worker from the
+    submitter's arguments; its question answered from the piped stdin."""
+    from flower import texts
+
+    first = texts.CLARIFIER_RULES.strip().splitlines()[0]
+
+    def brain(req: Request):
+        if first not in req.system_text:
+            return reply("?")
+        asked = req.tool_uses("mcp__human__ask")
+        if not asked:
+            return reply(tool_use("mcp__human__ask", {"question": "给谁用?",
+                                                      "options": ["给我自己", "给团队"]}))
+        who = req.result_of(asked[-1]["id"]) or "?"
+        return reply(f"## 目标\n{who}的小工具\n## 验收标准\n- 能跑\n## 边界\n- 不联网\n"
+                     "## 未知与假设\n- 无")
+
+    fake.fallback(brain)
+    workers(1)
+    out = subprocess.run([sys.executable, "-m", "flower", "--clarify-only", "做个小工具",
+                          "--temporal", temporal.address, "--queue", queue],
+                         input="1\n", capture_output=True, text=True, timeout=60, env=_env(),
+                         cwd=workspace)
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert "? 给谁用?" in out.stdout and "+ 给我自己" in out.stdout
+    brief = (workspace / ".flower" / "notes" / "需求.md").read_text(encoding="utf-8")
+    assert "给我自己的小工具" in brief
