@@ -64,41 +64,45 @@ async def submit(client: Any, req: dict[str, Any], *, queue: str, run_id: str) -
 async def follow(handle: Any, on_event: Callable[[Event], None], *,
                  poll_s: float = POLL_S) -> dict[str, Any]:
     """Hand every event of the run to ``on_event`` until it ends; returns its last progress
-    (state ``done``/``failed``, steps, rows, cost …)."""
+    (state ``done``/``failed``, steps, rows, cost …). A run that ended as a Temporal
+    failure (e.g. its target does not import on the workers) returns state ``failed`` with
+    the reason in ``why``."""
     from flower.distributed.workflow import Q_PROGRESS
 
+    ended = asyncio.ensure_future(handle.result())
     since = 0
-    while True:
-        try:
-            p = await handle.query(Q_PROGRESS, since)
-        except Exception as exc:  # a run that failed outright (e.g. an unimportable target)
-            failed = await _failure(handle)
-            if failed is None:
-                raise
-            return failed if failed else {"state": "failed", "why": str(exc)}
-        for data in p["events"]:
-            on_event(event_from_json(data))
-        since = p["next"]
-        if p["state"] in ("done", "failed"):
-            return p
-        await asyncio.sleep(poll_s)
-
-
-async def _failure(handle: Any) -> dict[str, Any] | None:
-    """The run's closing state when it ended as a Temporal failure; None while it runs."""
-    from temporalio.client import WorkflowExecutionStatus
-
-    desc = await handle.describe()
-    if desc.status == WorkflowExecutionStatus.RUNNING:
-        return None
     try:
-        return await handle.result()
-    except Exception as exc:
-        cause = exc
-        while getattr(cause, "cause", None) is not None:
-            cause = cause.cause  # the activity's ApplicationError says why
-        return {"state": "failed", "why": str(cause), "rows": [], "cost": 0.0,
-                "failed_at": "", "steps": []}
+        while True:
+            finished = ended.done()
+            try:
+                p = await handle.query(Q_PROGRESS, since)
+            except Exception:
+                if not finished:
+                    await asyncio.sleep(poll_s)
+                    continue
+                p = {"events": [], "next": since, "state": "?"}
+            for data in p["events"]:
+                on_event(event_from_json(data))
+            since = p["next"]
+            if p["state"] in ("done", "failed"):
+                return p
+            if finished:  # closed without reaching either state: a Temporal failure
+                return {**p, **_failure(ended)}
+            await asyncio.sleep(poll_s)
+    finally:
+        if not ended.done():
+            ended.cancel()
+
+
+def _failure(ended: asyncio.Future[Any]) -> dict[str, Any]:
+    exc = ended.exception()
+    if exc is None:
+        return dict(ended.result())
+    cause: BaseException = exc
+    while getattr(cause, "cause", None) is not None:
+        cause = cause.cause  # type: ignore[attr-defined]  # the activity's error says why
+    return {"state": "failed", "why": str(cause) or type(cause).__name__, "failed_at": "",
+            "rows": [], "cost": 0.0, "steps": []}
 
 
 # ------------------------------------------------------------------ the terminal side

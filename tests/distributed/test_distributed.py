@@ -15,7 +15,7 @@ from typing import Any
 
 import psycopg
 
-from flower.distributed.client import new_run_id, request, runs, submit
+from flower.distributed.client import follow, new_run_id, request, runs, submit
 from flower.testing import FakeServer, Request, reply, tool_result_text, tool_use
 
 from .conftest import wait_until
@@ -221,3 +221,14 @@ def test_default_job_submitted_with_temporal(fake: FakeServer, workspace: Path,
     assert "? 给谁用?" in out.stdout and "+ 给我自己" in out.stdout
     brief = (workspace / ".flower" / "notes" / "需求.md").read_text(encoding="utf-8")
     assert "给我自己的小工具" in brief
+
+
+async def test_target_missing_on_the_workers_fails_the_run_with_the_reason(
+        workspace: Path, run_dir: Path, workers, client, queue: str, cli_env) -> None:
+    workers(1)
+    run_id = new_run_id()
+    req = request(f"{workspace / 'gone.py'}:main", workspace=workspace, run_dir=run_dir,
+                  run_id=run_id)
+    handle = await submit(client, req, queue=queue, run_id=run_id)
+    p = await asyncio.wait_for(follow(handle, lambda ev: None), 30)
+    assert p["state"] == "failed" and "gone.py" in p["why"], p
