@@ -281,7 +281,7 @@ def store_copy(src: str, dst: str) -> None:
 @click.option("--queue", default="flower", show_default=True,
               help="Temporal task queue to serve.")
 @click.option("--concurrency", type=int, default=None,
-              help="Steps this worker runs at once (default 100).")
+              help="Steps this worker runs at once (default 8).")
 @click.pass_obj
 def worker(g: Globals, temporal: str, queue: str, concurrency: int | None) -> None:
     """Run steps of distributed runs (flower run … --temporal). Sessions go to --store

@@ -6,7 +6,9 @@ Each returns the exit code; temporalio is imported here only, when one of them r
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
+import signal
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -71,6 +73,15 @@ def worker(g: Globals, address: str, queue: str, concurrency: int | None) -> int
             store = display_url(store)
         out.print(_escape(texts.DIST_WORKER_READY.format(address=address, queue=queue,
                                                          store=store)), highlight=False)
+        stopping: list[Any] = []
+
+        def graceful() -> None:  # SIGTERM: steps in flight are cancelled and move elsewhere
+            if not stopping:
+                stopping.append(asyncio.ensure_future(w.shutdown()))
+
+        loop = asyncio.get_running_loop()
+        with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
+            loop.add_signal_handler(signal.SIGTERM, graceful)
         await w.run()
         return 0
 

@@ -15,6 +15,7 @@ from datetime import timedelta
 from typing import Any
 
 DEFAULT_QUEUE = "flower"
+DEFAULT_CONCURRENCY = 8  # steps at once per worker: each is a `claude` CLI process
 
 
 def identity() -> str:
@@ -40,7 +41,7 @@ def build_worker(client: Any, queue: str = DEFAULT_QUEUE, *,
         restrictions=SandboxRestrictions.default.with_passthrough_modules("flower"))
     return Worker(client, task_queue=queue, workflows=[FlowerRun], activities=[plan, step],
                   workflow_runner=runner, identity=identity(),
-                  max_concurrent_activities=max_concurrent_steps or 100,
+                  max_concurrent_activities=max_concurrent_steps or DEFAULT_CONCURRENCY,
                   # a dead worker's cached runs move on to a live one within seconds
                   sticky_queue_schedule_to_start_timeout=timedelta(seconds=3),
                   # a new session id reaches the server within 2 s (not 0.8 x the heartbeat

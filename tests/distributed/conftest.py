@@ -73,11 +73,17 @@ class Worker:
         return self.proc.pid
 
     def kill9(self) -> None:
+        """The whole group at once: the worker and the CLI it runs die together."""
         try:
             os.killpg(self.proc.pid, signal.SIGKILL)
         except ProcessLookupError:
             pass
         self.proc.wait(10)
+
+    def terminate(self, timeout: float = 30) -> int:
+        """SIGTERM to the worker alone (as ``docker stop`` does); waits for it to exit."""
+        os.kill(self.proc.pid, signal.SIGTERM)
+        return self.proc.wait(timeout)
 
     def stop(self) -> None:
         if self.proc.poll() is None:

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import psycopg
+import pytest
 
 from flower.distributed.client import follow, new_run_id, request, runs, submit
 from flower.testing import FakeServer, Request, reply, tool_result_text, tool_use
@@ -54,9 +55,12 @@ def manifest(req: dict[str, Any]) -> list[dict[str, Any]]:
     return json.loads((Path(req["run_dir"]) / "manifest.json").read_text(encoding="utf-8"))
 
 
-async def test_kill9_mid_step_other_worker_resumes_the_same_session(
-        fake: FakeServer, workspace: Path, run_dir: Path, workers, client, queue: str,
-        store_url: str) -> None:
+@pytest.mark.parametrize("death", ["kill9", "sigterm"])
+async def test_worker_dies_mid_step_other_worker_resumes_the_same_session(
+        death: str, fake: FakeServer, workspace: Path, run_dir: Path, workers, client,
+        queue: str, store_url: str) -> None:
+    """kill -9 (the worker and its CLI gone at once), or SIGTERM (graceful: the step is
+    cancelled and handed on) while step 1 waits on the model after a tool call."""
     reached, killed = threading.Event(), threading.Event()
 
     def blocker(req: Request):  # step 1's second turn: held until its worker is dead
@@ -77,13 +81,16 @@ async def test_kill9_mid_step_other_worker_resumes_the_same_session(
     beat = await _wait_heartbeat(client, handle, sid)
     await asyncio.to_thread(wait_until, lambda: _assistant_stored(store_url, sid), 30,
                             "first assistant message in PostgreSQL")
-    (listed,) = await runs(client)  # flower status while the step runs
+    listed = {r["id"]: r for r in await runs(client)}[run_id]  # flower status, mid-step
     assert (listed["id"], listed["state"], listed["step"], listed["index"], listed["total"]) \
         == (run_id, "running", "一", 1, 2)
     victim = {w1.pid: w1, w2.pid: w2}[int(beat["identity"].split("-")[1].split("@")[0])]
     survivor = w2 if victim is w1 else w1
-    victim.kill9()
-    killed.set()
+    if death == "kill9":
+        victim.kill9()
+    else:
+        assert await asyncio.to_thread(victim.terminate) == 0
+    killed.set()  # only now may the held turn return: nobody is left to receive it
 
     p = await asyncio.wait_for(handle.result(), 60)
     assert p["state"] == "done", p
@@ -147,8 +154,8 @@ async def test_twenty_runs_on_three_workers(fake: FakeServer, workspace: Path, r
     assert len(sessions) == 20
     # flower status lists them all, finished, with their step and cost
     out = subprocess.run([sys.executable, "-m", "flower", "status", "--temporal",
-                          temporal.address, "--json"], capture_output=True, text=True,
-                         timeout=60, env=_env())
+                          temporal.address, "--json", "--limit", "500"],
+                         capture_output=True, text=True, timeout=60, env=_env())
     assert out.returncode == 0, out.stderr
     listed = {r["id"]: r for r in json.loads(out.stdout)}
     for run_id, _ in reqs:
