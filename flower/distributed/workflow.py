@@ -101,7 +101,11 @@ class FlowerRun:
 
     @workflow.query(name=Q_PROGRESS)
     def progress(self, since: int = 0) -> dict[str, Any]:
-        return {**self._summary(), "events": self.events[since:], "next": len(self.events)}
+        """State, step, cost and the events from ``since`` on (the rows, with every step's
+        full text, only in the run's result)."""
+        summary = self._summary()
+        summary.pop("rows")
+        return {**summary, "events": self.events[since:], "next": len(self.events)}
 
     @workflow.query(name=Q_INBOX)
     def inbox(self) -> dict[str, Any]:
