@@ -70,6 +70,9 @@ def load_workflow(req: dict[str, Any]) -> Workflow:
         why = f"{type(exc).__name__}: {exc}"
         raise ApplicationError(texts.RUN_CALL.format(target=target, error=why),
                                type="TargetError", non_retryable=True) from exc
+    finally:  # a long-lived worker loads a file target per step: keep sys.path from growing
+        seen: set[str] = set()
+        sys.path[:] = [p for p in sys.path if not (p in seen or seen.add(p))]  # first stays
     if not isinstance(wf, Workflow):
         raise ApplicationError(texts.RUN_NOT_WORKFLOW.format(target=target,
                                                              kind=type(wf).__name__),
