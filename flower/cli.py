@@ -23,7 +23,7 @@ import click
 from flower import __version__
 from flower.texts import RUN_FLAG_HELP
 
-COMMANDS = ("go", "run", "once", "setup", "demo", "log", "store")
+COMMANDS = ("go", "run", "once", "setup", "demo", "log", "store", "worker", "status")
 # flag -> takes a value?
 GLOBAL_FLAGS = {"-w": True, "--workspace": True, "-r": True, "--run-dir": True,
                 "-v": False, "--verbose": False, "-W": False, "--workbench": False,
@@ -97,6 +97,36 @@ class Globals:
 CONTEXT = {"help_option_names": list(HELP), "max_content_width": 100}
 
 
+def _leave(code: int) -> None:
+    """Exit after talking to Temporal: output flushed, then ``os._exit`` — the temporalio
+    core's native threads can abort a normal interpreter shutdown (``PyGILState_Release``)."""
+    import os
+
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):
+            pass
+    os._exit(code)
+
+
+def temporal_options() -> Any:
+    """``--temporal HOST:PORT`` and ``--queue Q`` (plus ``--heartbeat``), for the commands
+    that talk to a Temporal server (docs/distributed.md)."""
+
+    def wrap(f: Any) -> Any:
+        f = click.option("--heartbeat", type=float, default=30.0, show_default=True,
+                         help="Seconds without a heartbeat before a step moves to another "
+                              "worker.")(f)
+        f = click.option("--queue", default="flower", show_default=True,
+                         help="Temporal task queue the workers serve.")(f)
+        return click.option("--temporal", "temporal", default=None,
+                            metavar="HOST:PORT",
+                            help="Run on Temporal workers (flower worker) instead of here.")(f)
+
+    return wrap
+
+
 @click.group(cls=FlowerGroup, context_settings=CONTEXT, invoke_without_command=True)
 @click.option("-w", "--workspace", default=".", show_default=True,
               help="Folder the agents work in (the workbench .flower/ lives there).")
@@ -157,9 +187,15 @@ def main(ctx: click.Context, workspace: str, run_dir: str | None, verbose: bool,
 @click.option("--new", is_flag=True, help="Start a new task here (the old one is archived).")
 @click.option("--clarify-only", is_flag=True, help="Only confirm the requirement.")
 @click.option("--no-trim", is_flag=True, help="Keep old large tool results on resume.")
+@temporal_options()
 @click.pass_obj
-def go(g: Globals, ask: str | None, **opts: Any) -> None:
+def go(g: Globals, ask: str | None, temporal: str | None, queue: str, heartbeat: float,
+       **opts: Any) -> None:
     """The default job: clarify → set goal → coordinator dispatches → judge each round."""
+    if temporal:
+        from flower.distributed.commands import go as submit_go
+
+        _leave(submit_go(g, ask, address=temporal, queue=queue, heartbeat=heartbeat, **opts))
     from flower.commands import go as run_go
 
     sys.exit(run_go(g, ask, **opts))
@@ -167,10 +203,15 @@ def go(g: Globals, ask: str | None, **opts: Any) -> None:
 
 @main.command(context_settings=CONTEXT)
 @click.argument("target")
+@temporal_options()
 @click.pass_obj
-def run(g: Globals, target: str) -> None:
+def run(g: Globals, target: str, temporal: str | None, queue: str, heartbeat: float) -> None:
     """Run your workflow: TARGET is module:attr or path/to/file.py:attr (a Workflow, or a
     callable returning one)."""
+    if temporal:
+        from flower.distributed.commands import run_target as submit_target
+
+        _leave(submit_target(g, target, address=temporal, queue=queue, heartbeat=heartbeat))
     from flower.commands import run as run_target
 
     sys.exit(run_target(g, target))
@@ -240,6 +281,34 @@ def store_copy(src: str, dst: str) -> None:
     from flower.commands import copy_store
 
     sys.exit(copy_store(src, dst))
+
+
+@main.command(context_settings=CONTEXT)
+@click.option("--temporal", "temporal", required=True, metavar="HOST:PORT",
+              help="The Temporal server (temporal server start-dev: 127.0.0.1:7233).")
+@click.option("--queue", default="flower", show_default=True,
+              help="Temporal task queue to serve.")
+@click.option("--concurrency", type=int, default=None,
+              help="Steps this worker runs at once (default 8).")
+@click.pass_obj
+def worker(g: Globals, temporal: str, queue: str, concurrency: int | None) -> None:
+    """Run steps of distributed runs (flower run … --temporal). Sessions go to --store
+    (shared PostgreSQL when workers are on several machines); targets must be importable."""
+    from flower.distributed.commands import worker as serve
+
+    _leave(serve(g, temporal, queue, concurrency))
+
+
+@main.command(context_settings=CONTEXT)
+@click.option("--temporal", "temporal", required=True, metavar="HOST:PORT",
+              help="The Temporal server.")
+@click.option("--limit", type=int, default=50, show_default=True, help="At most this many runs.")
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+def status(temporal: str, limit: int, as_json: bool) -> None:
+    """Distributed runs: current step, cost and state of each."""
+    from flower.distributed.commands import status as show_status
+
+    _leave(show_status(temporal, limit=limit, as_json=as_json))
 
 
 def entry() -> None:  # pragma: no cover - console script wrapper

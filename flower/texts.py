@@ -666,3 +666,21 @@ STORE_LOST_AT_CLOSE = "退出时会话库 {url} 还是连不上:{n} 条会话记
 BOOK_FAILED = "运行记录 {name} 没写进会话库({reason});本机的 lineage.json / manifest.json 照常,稍后再补"
 BOOK_BACK = "运行记录 {name} 已补写进会话库"
 BOOK_LOST_AT_CLOSE = "退出时运行记录 {name} 还没写进会话库;本机文件是完整的"
+
+
+# --- distributed runs on Temporal (flower worker / run --temporal / status --temporal) -----
+DIST_NO_TEMPORAL = "要用 Temporal 分布式运行,先安装:pip install 'flower[temporal]'"
+DIST_UNREACHABLE = "连不上 Temporal 服务 {address}:{reason}。本机试用可以先起一个:temporal server start-dev"
+DIST_WORKER_READY = "worker 已就绪:{address} · 队列 {queue} · 会话库 {store}"
+DIST_WORKER_STOPPED = "worker 已停下"
+DIST_SUBMITTED = "已提交分布式运行 {run}(队列 {queue});清单在 {run_dir}"
+DIST_DETACHED = "不再跟随运行 {run};它在 worker 上照常进行,flower status --temporal 可以查看"
+DIST_RUN_FAILED = "分布式运行失败:{why}"
+DIST_RESUMING = "「{step}」换了一台 worker 接着做:续上会话 {session},不从头开始"
+DIST_CTX_DROPPED = "「{step}」写进 ctx 的 {keys} 不能存成 JSON,没有带到下一步(分布式运行里步骤之间只传 JSON)"
+DIST_DUP_STEPS = "{target} 里有重名的步骤;分布式运行按步骤名续接会话,名字必须各不相同"
+DIST_STATUS_EMPTY = "Temporal 上还没有 flower 运行"
+DIST_STATUS_HEAD = ("运行", "状态", "步骤", "花费", "开始于")
+DIST_STATES = {"planning": "准备中", "running": "进行中", "done": "完成", "failed": "失败",
+               "terminated": "被终止", "canceled": "已取消", "timed_out": "超时",
+               "completed": "完成", "running?": "进行中"}

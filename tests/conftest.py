@@ -3,6 +3,7 @@ the environment the bundled ``claude`` CLI needs to talk to it with bounded retr
 
 from __future__ import annotations
 
+import itertools
 import os
 import warnings
 from collections.abc import Callable, Iterator
@@ -15,6 +16,7 @@ from flower.testing.env import offline_env
 
 if TYPE_CHECKING:
     from flower.testing import FakeServer
+    from flower.testing.postgres import TempPostgres
 
 # Variables from the developer's shell that would leak a real endpoint/credential into a test.
 _SCRUB = (
@@ -86,6 +88,39 @@ def make_options(workspace: Path, cli_env: dict[str, str]) -> Callable[..., Any]
     from flower.testing.sdk import options
 
     return lambda **overrides: options(workspace, cli_env, **overrides)
+
+
+# --- a throwaway PostgreSQL server (tests/postgres, tests/distributed) -----------------------
+
+_schemas = itertools.count()
+
+
+@pytest.fixture(scope="session")
+def pg() -> Iterator[TempPostgres]:
+    """One scratch PostgreSQL server for the whole session (initdb + pg_ctl on a free port,
+    as the ``postgres`` user when root); skips when psycopg or the binaries are missing."""
+    from flower.testing.postgres import TempPostgres, find_bin
+
+    pytest.importorskip("psycopg", reason="pip install 'flower[postgres]'")
+    if find_bin() is None:
+        pytest.skip("no PostgreSQL binaries (initdb/pg_ctl) on PATH or in /usr/lib/postgresql")
+    server = TempPostgres()
+    server.start()
+    try:
+        yield server
+    finally:
+        server.cleanup()
+
+
+@pytest.fixture
+def pg_url(pg: TempPostgres) -> str:
+    return pg.url
+
+
+@pytest.fixture
+def schema() -> str:
+    """A fresh schema name per test: tests share one server but never each other's rows."""
+    return f"t{next(_schemas)}"
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

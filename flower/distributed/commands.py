@@ -1,0 +1,212 @@
+"""Bodies of ``flower worker``, ``flower run/go … --temporal`` and ``flower status``.
+
+Each returns the exit code; temporalio is imported here only, when one of them runs.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import signal
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from flower import texts
+from flower.commands import _escape, console, dirs, fail
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from flower.cli import Globals
+
+
+def _have_temporal(out: Console) -> bool:
+    try:
+        import temporalio  # noqa: F401
+    except ImportError:
+        fail(out, texts.DIST_NO_TEMPORAL)
+        return False
+    return True
+
+
+async def _connect(out: Console, address: str) -> Any:
+    from flower.distributed.worker import connect
+
+    try:
+        return await connect(address)
+    except Exception as exc:
+        fail(out, texts.DIST_UNREACHABLE.format(address=address, reason=_short(exc)))
+        return None
+
+
+def _short(exc: BaseException) -> str:
+    return " ".join(f"{type(exc).__name__}: {exc}".split())[:200]
+
+
+# ------------------------------------------------------------------ flower worker
+
+
+def worker(g: Globals, address: str, queue: str, concurrency: int | None) -> int:
+    """Serve ``queue`` until Ctrl-C / SIGTERM."""
+    out = console()
+    if not _have_temporal(out):
+        return 1
+    from flower.core.env import check_credentials, load_dotenv
+    from flower.distributed.worker import build_worker
+
+    load_dotenv()
+    problem = check_credentials()
+    if problem:
+        return fail(out, problem)
+
+    async def serve() -> int:
+        client = await _connect(out, address)
+        if client is None:
+            return 1
+        w = build_worker(client, queue, max_concurrent_steps=concurrency)
+        store = os.environ.get("FLOWER_STORE_URL") or "<run_dir>/sessions.db"
+        if "://" in store:
+            from flower.stores.postgres import display_url
+
+            store = display_url(store)
+        out.print(_escape(texts.DIST_WORKER_READY.format(address=address, queue=queue,
+                                                         store=store)), highlight=False)
+        stopping: list[Any] = []
+
+        def graceful() -> None:  # SIGTERM: steps in flight are cancelled and move elsewhere
+            if not stopping:
+                stopping.append(asyncio.ensure_future(w.shutdown()))
+
+        loop = asyncio.get_running_loop()
+        with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
+            loop.add_signal_handler(signal.SIGTERM, graceful)
+        await w.run()
+        return 0
+
+    try:
+        code = asyncio.run(serve())
+    except KeyboardInterrupt:
+        code = 0
+    out.print(texts.DIST_WORKER_STOPPED, highlight=False)
+    return code
+
+
+# ------------------------------------------------------------------ submitting
+
+
+def submit(g: Globals, target: str, *, address: str, queue: str, heartbeat: float,
+           kwargs: dict[str, Any] | None = None, trim: bool | None = None,
+           handoff: bool = True, window: int | None = None) -> int:
+    """Start the run on the workers of ``queue`` and follow it here (answers included)."""
+    from flower.distributed.client import drive, new_run_id, request, submit
+
+    out = console()
+    if not _have_temporal(out):
+        return 1
+    ws, run_dir = dirs(g)
+    run_id = new_run_id()
+    req = request(target, workspace=ws, run_dir=run_dir, run_id=run_id, kwargs=kwargs,
+                  trim=g.trim if trim is None else trim, handoff=handoff, window=window,
+                  heartbeat_s=heartbeat)
+
+    async def start() -> Any:
+        client = await _connect(out, address)
+        if client is None:
+            return None
+        return await submit(client, req, queue=queue, run_id=run_id)
+
+    handle = asyncio.run(start())
+    if handle is None:
+        return 1
+    out.print(_escape(texts.DIST_SUBMITTED.format(run=run_id, queue=queue,
+                                                  run_dir=req["run_dir"])), highlight=False)
+    return drive(out, handle, workspace=ws, run_dir=Path(req["run_dir"]), verbose=g.verbose)
+
+
+def run_target(g: Globals, target: str, *, address: str, queue: str, heartbeat: float) -> int:
+    """``flower run TARGET --temporal …``: the target is checked here first (a typo fails
+    in this terminal, not on a worker)."""
+    from flower.commands import TargetError, load_target
+
+    out = console()
+    try:
+        load_target(target)
+    except TargetError as exc:
+        return fail(out, str(exc))
+    return submit(g, target, address=address, queue=queue, heartbeat=heartbeat)
+
+
+def go(g: Globals, ask: str | None, *, address: str, queue: str, heartbeat: float,
+       asks: int, rounds: int, no_goal: bool, judge_can_run: bool, timeout: float,
+       isolate: bool, window: int | None, no_handoff: bool, new: bool, clarify_only: bool,
+       no_trim: bool) -> int:
+    """``flower "…" --temporal …``: the default job, run by the workers. The workflow is
+    built once here (it validates, archives with ``--new``, amends the brief); workers
+    rebuild it from the same arguments."""
+    from flower.commands import start_prompt
+    from flower.workflow.starter import starter_flow
+
+    out = console()
+    ws, run_dir = dirs(g)
+    while ask is None:
+        said = start_prompt(out, waking=False)
+        if said is None:
+            out.print(texts.CANCELLED)
+            return 1
+        ask = said
+    kwargs = {"ask": ask, "workspace": str(ws), "run_dir": str(run_dir), "isolate": isolate,
+              "clarify_only": clarify_only, "goal": not no_goal, "rounds": rounds,
+              "judge_can_run": judge_can_run, "max_asks": None if asks < 0 else asks,
+              "timeout_s": max(0.0, timeout)}
+    try:
+        starter_flow(**kwargs, new=new)
+    except ValueError as exc:
+        return fail(out, str(exc))
+    return submit(g, "flower.workflow.starter:starter_flow", address=address, queue=queue,
+                  heartbeat=heartbeat, kwargs=kwargs, trim=not no_trim,
+                  handoff=not no_handoff, window=window)
+
+
+# ------------------------------------------------------------------ flower status
+
+
+def status(address: str, *, limit: int, as_json: bool) -> int:
+    """The runs on the server: id, state, current step (i/n), cost, start time."""
+    import json
+
+    from flower.distributed.client import runs
+
+    out = console()
+    if not _have_temporal(out):
+        return 1
+
+    async def collect() -> list[dict[str, Any]] | None:
+        client = await _connect(out, address)
+        if client is None:
+            return None
+        return await runs(client, limit=limit)
+
+    found = asyncio.run(collect())
+    if found is None:
+        return 1
+    if as_json:
+        print(json.dumps(found, ensure_ascii=False, indent=2))
+        return 0
+    if not found:
+        out.print(texts.DIST_STATUS_EMPTY)
+        return 0
+    from rich.table import Table
+
+    table = Table(box=None, pad_edge=False)
+    for title in texts.DIST_STATUS_HEAD:
+        table.add_column(title)
+    for r in found:
+        state = texts.DIST_STATES.get(r["state"], r["state"])
+        where = f"{r['step']} {r['index']}/{r['total']}" if r["total"] else r["step"]
+        started = time.strftime("%m-%d %H:%M:%S", time.localtime(r["started"])) \
+            if r["started"] else ""
+        table.add_row(r["id"], state, where, f"${r['cost']:.4f}", started)
+    out.print(table)
+    return 0
