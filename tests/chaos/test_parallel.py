@@ -39,7 +39,7 @@ def test_eight_processes_share_one_run_dir(layout: str, fake: FakeServer, tmp_pa
     wss = [tmp_path / ("ws" if layout == "same-workspace" else f"ws{i}") for i in range(N)]
     for ws in wss:
         ws.mkdir(exist_ok=True)
-    procs = [subprocess.Popen([sys.executable, CHILD, str(ws), str(run_dir), f"p{i}"],
+    procs = [subprocess.Popen([sys.executable, CHILD, str(ws), str(run_dir), f"p{i}", "1"],
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
              for i, ws in enumerate(wss)]
     sessions: dict[str, str] = {}
@@ -48,7 +48,7 @@ def test_eight_processes_share_one_run_dir(layout: str, fake: FakeServer, tmp_pa
         assert p.returncode == 0, err[-2000:]
         sessions.update(json.loads(out.strip().splitlines()[-1]))
     assert all_in.is_set()
-    want = {f"p{i}-{k}" for i in range(N) for k in (1, 2)}
+    want = {f"p{i}-1" for i in range(N)}
     assert set(sessions) == want
 
     rows = json.loads((run_dir / "manifest.json").read_text(encoding="utf-8"))
