@@ -53,6 +53,12 @@ def _already_in(path: Path, words: str) -> bool:
         return False
 
 
+def _clarify_live(ws: Path, run_dir: str | Path, isolate: bool) -> bool:
+    """A clarify session killed midway is still stored: it holds the ask, so an empty ask
+    carries it on (``wake_state`` already told the person "接上上次")."""
+    return CLARIFY in wake_state(ws, run_dir=run_dir, isolate=isolate)["live_steps"]
+
+
 def _work_step(spec: Any, *, said: str, goal: bool, rederived: bool) -> Step:
     """干活: the brief (and goal) on a fresh session; on a resumed one only what is new."""
 
@@ -99,7 +105,7 @@ def starter_flow(ask: str, *, workspace: str | Path = ".", run_dir: str | Path =
                                           extra=[brief_path, goal_path, log_path])
     brief = Brief.load(brief_path)
     waking = brief is not None and brief.complete()
-    if not waking and not said:
+    if not waking and not said and not _clarify_live(ws, run_dir, isolate):
         raise ValueError(texts.STARTER_NEED_ASK)
 
     channel = HumanChannel(log_path=log_path, amend_path=brief_path,

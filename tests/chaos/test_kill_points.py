@@ -16,13 +16,14 @@ it, which the manifest row records.
 
 from __future__ import annotations
 
+import threading
 import time
 from pathlib import Path
 
 import pytest
 
 from flower import texts
-from flower.demo import FIX_MARK
+from flower.demo import ASK, FIX_MARK
 from flower.testing import FakeServer, tool_result_text
 
 from .kit import (
@@ -33,12 +34,14 @@ from .kit import (
     check_after,
     is_role,
     kill_group,
+    lineage,
     manifest_rows,
     n_results,
     rerun_args,
     run,
     snapshot,
     start,
+    stored_sessions,
 )
 
 
@@ -143,3 +146,34 @@ def test_kill9_chain(chain: str, fake: FakeServer, workspace: Path, cli_env: dic
     assert rows[-1]["ok"] and rows[-1]["step"].startswith("干活·判定#")
     if chain == "handoff":
         assert any(r.get("retired") for r in rows if r["step"] == "干活")
+
+
+def test_bare_flower_carries_on_a_clarify_killed_midway(
+        fake: FakeServer, workspace: Path, cli_env: dict[str, str]) -> None:
+    """Killed between the clarifier's questions, with its session stored: bare ``flower``
+    says it wakes up (the clarify session is live) — Enter must then carry on, not demand a
+    new ask."""
+    brain = ChaosBrain(workspace)
+    fake.fallback(brain)
+    brain.arm(is_role("clarify", lambda r: answered(r) == [Q1]))
+    proc = start(workspace, "--timeout", "0", ASK)
+    try:
+        while not brain.hit.wait(0.1):
+            assert proc.poll() is None, proc.stdout.read()
+        tick = threading.Event()
+        for _ in range(400):  # the CLI mirrors a moment later: kill once the session is stored
+            sid = lineage(workspace / "runs").get("确认需求")
+            if sid and stored_sessions(workspace / "runs", workspace, [sid]):
+                break
+            tick.wait(0.05)
+    finally:
+        kill_group(proc)
+        brain.release()
+    snap = snapshot("clarify: between Q1 and Q2", workspace, workspace / "runs",
+                    len(fake.message_requests()))
+    assert snap.lineage["确认需求"] in snap.alive
+    brain.arm(None)
+    out = run(workspace, "--timeout", "0", stdin="\n")
+    assert "接上上次" in out.stdout
+    assert out.returncode == 0, out.stdout
+    check_after(snap, workspace, workspace / "runs", fake.message_requests()[snap.requests:])
