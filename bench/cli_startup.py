@@ -24,8 +24,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from flower.core.paths import project_key  # noqa: E402
-from flower.stores.sqlite import SqliteSessionStore  # noqa: E402
+from flower.core.paths import project_key
+from flower.stores.sqlite import SqliteSessionStore
 
 STEPS = ["确认需求", "设定目标", "干活", "干活·判定#1", "干活#round2", "干活·判定#2"]
 ROUNDS = 30

@@ -4,8 +4,9 @@
 
 A scripted coordinator session of N rounds; each round is one resumed ``Runtime.run`` of the
 same session (the store's ``load`` is where trim, expiry and pruning act): a glance (``ls``,
-``git log --no-show-signature --oneline -3``), or a big ``Read`` of a 24 KB file (a different one each time), and every
-10th round the API fails once first (HTTP 500; the runtime retries, resuming the session).
+``git log --no-show-signature --oneline -3``), or a big ``Read`` of a 24 KB file (a
+different one each time), and every 10th round the API fails once first (HTTP 500; the
+runtime retries, resuming the session).
 The fake reports ``usage.input_tokens`` = request bytes / 4; the bench records the first
 request of every round.
 
@@ -31,10 +32,10 @@ import anyio
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from flower import AgentSpec, Resilience, Runtime  # noqa: E402
-from flower.stores.sqlite import SqliteSessionStore  # noqa: E402
-from flower.testing import FakeServer, fault, reply, tool_use  # noqa: E402
-from flower.testing.env import offline_env  # noqa: E402
+from flower import AgentSpec, Resilience, Runtime
+from flower.stores.sqlite import SqliteSessionStore
+from flower.testing import FakeServer, fault, reply, tool_use
+from flower.testing.env import offline_env
 
 SPEC = AgentSpec(name="coordinator", instructions="bench coordinator",
                  allowed_tools=["Bash", "Read"], permission_mode="bypassPermissions")
