@@ -350,6 +350,17 @@ class _patched_stdout:
 # ------------------------------------------------------------------ entry points
 
 
+def _os_error(exc: BaseException) -> OSError | None:
+    """The ``OSError`` behind ``exc`` (it may arrive wrapped in an exception group)."""
+    if isinstance(exc, OSError):
+        return exc
+    for inner in getattr(exc, "exceptions", ()):
+        found = _os_error(inner)
+        if found is not None:
+            return found
+    return None
+
+
 def run_workflow(out: Console, wf: Workflow, rt: Runtime, *, verbose: bool = False) -> int:
     """Drive ``wf`` on ``rt`` in this terminal; prints the closing line, returns the exit
     code (0 done, 1 a step failed or aborted, 130 stopped with Ctrl-C twice)."""
@@ -357,12 +368,22 @@ def run_workflow(out: Console, wf: Workflow, rt: Runtime, *, verbose: bool = Fal
 
     session = Session(out, rt, channel=wf.channel, workbench=wf.workbench, verbose=verbose)
     ctx: dict = {}
+    disk: OSError | None = None
     try:
         ctx = anyio.run(session.drive, wf)
+    except Exception as exc:  # a frozen document the disk refused: one line, not a trace
+        disk = _os_error(exc)
+        if disk is None:
+            raise
     finally:
         if session._aside_rt is not None:
             session._aside_rt.close()
         rt.close()
+    if disk is not None:
+        from rich.markup import escape
+
+        out.print(f"[red]x {escape(texts.DISK_REFUSED.format(error=disk))}[/]")
+        return 1
     out.print(texts.CLOSING.format(cost=rt.total_cost(), manifest=rt.manifest_path),
               highlight=False)
     if session.quit:

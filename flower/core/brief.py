@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from flower import texts
-from flower.core.paths import atomic_write
+from flower.core.paths import atomic_write, move_aside
 
 __all__ = ["Brief", "first_filled", "read_document", "split_sections", "strip_fences"]
 
@@ -188,6 +188,10 @@ def read_document(path: str | Path) -> str | None:
     return None if "\0" in text else text
 
 
+def _complete(doc: Any) -> bool:
+    return doc is not None and bool(doc.complete())
+
+
 # --- Brief ---------------------------------------------------------------------------------
 
 
@@ -211,8 +215,15 @@ class FrozenDocument:
         raise NotImplementedError
 
     def write(self, path: str | Path) -> Path:
-        """Freeze to ``path`` atomically; returns the resolved path."""
+        """Freeze to ``path`` atomically; returns the resolved path.
+
+        A file already there that is no complete document (truncated, not UTF-8, garbage,
+        a directory in its place) is moved aside as ``<name>.corrupt-<stamp>`` first, never
+        overwritten: it may be a person's half-finished edit. A complete one is replaced.
+        """
         target = Path(path)
+        if target.exists() and not _complete(type(self).load(target)):
+            move_aside(target)
         atomic_write(target, self.to_markdown())
         self.path = target.resolve()
         return self.path

@@ -223,10 +223,29 @@ def test_write_and_load(tmp_path: Path) -> None:
 
 def test_write_is_atomic_and_leaves_no_temp_files(tmp_path: Path) -> None:
     target = tmp_path / "需求.md"
-    target.write_text("旧的", encoding="utf-8")
+    WANT.write(target)  # a complete brief is simply replaced
     Brief(goal="新").write(target)
     assert [p.name for p in tmp_path.iterdir()] == ["需求.md"]
     assert Brief.load(target) == Brief(goal="新")
+
+
+@pytest.mark.parametrize("broken", [b"", "## \u76ee\u6807\n\u534a".encode(), b"\xff\xfe\x00",
+                                    "dir"], ids=["empty", "half", "binary", "dir"])
+def test_write_moves_a_broken_file_aside(tmp_path: Path, broken: bytes | str) -> None:
+    """A file that is no complete brief may be a person's half edit: kept, not replaced."""
+    target = tmp_path / "需求.md"
+    if broken == "dir":
+        target.mkdir()
+        (target / "x").write_text("inside")
+    else:
+        target.write_bytes(broken)
+    WANT.write(target)
+    assert Brief.load(target) == WANT
+    [aside] = tmp_path.glob("需求.md.corrupt-*")
+    if broken == "dir":
+        assert (aside / "x").read_text() == "inside"
+    else:
+        assert aside.read_bytes() == broken
 
 
 def test_write_failure_keeps_the_old_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
