@@ -11,7 +11,8 @@ error". In the copy ``load()`` returns (SQLite is never modified):
    pair — tool_use and tool_result — except the newest ``keep_denials``;
 3. results left by an interrupted call (kinds ``interrupted``/``user-rejected``/``cancelled``
    or ``[Request interrupted`` text) get a neutral body — the CLI's own wording tells the
-   model to "STOP and wait for the user";
+   model to "STOP and wait for the user"; so does an ``Agent`` result saying the subagent
+   "terminated early due to an API error" (an outage mid-task is not news for the model);
 4. a tool_use that never got a result is healed by inserting a result entry after it (the
    API rejects an unpaired tool_use; deleting it could take healthy text/thinking along).
 
@@ -26,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 from flower import texts
 from flower.stores.transcript import (
+    AGENT_API_ERROR,
     ASSISTANT,
     PROTECTED_USER,
     USER,
@@ -95,7 +97,9 @@ def _is_interrupt(e: Entry, block: dict[str, Any]) -> bool:
     body = block.get("content")
     if isinstance(body, list):
         body = " ".join(b.get("text", "") for b in body if isinstance(b, dict))
-    return block.get("is_error") is True and isinstance(body, str) and _INTERRUPT_MARK in body
+    if not isinstance(body, str):
+        return False
+    return (block.get("is_error") is True and _INTERRUPT_MARK in body) or AGENT_API_ERROR in body
 
 
 def _blocks_of(e: Entry) -> list[Any] | None:

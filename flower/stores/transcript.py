@@ -182,6 +182,10 @@ ASSISTANT = 2
 SYSTEM = 3
 
 
+#: What the CLI puts in an ``Agent`` result when the subagent died of an API error (an
+#: outage mid-task): an infrastructure failure, not information — prune neutralizes it.
+AGENT_API_ERROR = "terminated early due to an API error"
+
 @dataclass(slots=True)
 class Scan:
     """What trim and prune need from a transcript, found in ONE walk over it.
@@ -268,6 +272,8 @@ def scan(entries: list[Entry]) -> Scan:
                     body = b.get("content")
                     text = body if type(body) is str else result_text(b)
                     sites.append((i, j, b, text, tid if tid in commands else None, uid))
+                    if text and AGENT_API_ERROR in text:  # a subagent killed by an outage
+                        erring = True
             if erring:
                 found.erring.append(i)
         elif role == ASSISTANT:

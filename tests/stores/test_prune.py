@@ -11,6 +11,7 @@ import sqlite3
 from pathlib import Path
 from typing import Any
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -232,6 +233,25 @@ def test_interrupt_text_in_old_style_results_is_neutralized() -> None:
     res = blocks(out, "tool_result")
     assert res[0]["content"] == texts.INTERRUPTED_RESULT and res[0]["is_error"] is False
     assert res[1]["content"] == "exit 1" and stats["neutralized"] == 1
+
+
+@pytest.mark.parametrize("is_error", [True, False])
+def test_a_subagent_killed_by_an_outage_is_neutralized(is_error: bool) -> None:
+    """An outage mid-task makes the CLI hand back "Agent terminated early due to an API
+    error: API Error: …" — debris, like a synthetic error: the resumed model must not read it."""
+    c = Chain()
+    c.prompt("go")
+    tid = c.call("Agent", {"description": "build it", "prompt": "x", "subagent_type": "coder"})
+    c.result(tid, [{"type": "text", "text": "Agent terminated early due to an API error: "
+                                            "API Error: Connection dropped"}],
+             is_error=is_error)
+    ok = c.call("Agent", {"description": "again", "prompt": "y", "subagent_type": "coder"})
+    c.result(ok, "结论:做完了")
+    out, stats = prune_entries(c.entries, PrunePolicy())
+    res = blocks(out, "tool_result")
+    assert res[0]["content"] == texts.INTERRUPTED_RESULT and "API Error" not in json.dumps(out)
+    assert res[1]["content"] == "结论:做完了" and stats["neutralized"] == 1
+    chain_ok(c.entries, out)
 
 
 def test_policies_can_switch_every_rule_off() -> None:
