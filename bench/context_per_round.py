@@ -10,11 +10,14 @@ runtime retries, resuming the session).
 The fake reports ``usage.input_tokens`` = request bytes / 4; the bench records the first
 request of every round.
 
-Two runs of the same script:
-* **on**  — ``Runtime(trim=True, ephemeral=True)``: old big results spilled to disk, old
-  glances expired, API-error debris pruned;
+Three runs of the same script:
 * **off** — ``Runtime(trim=False, ephemeral=False)`` on a bare ``SqliteSessionStore``: the
-  transcript as the CLI wrote it.
+  transcript as the CLI wrote it;
+* **layers** — ``Runtime(trim=True, ephemeral=True)``: at resume, old big results spilled to
+  disk, old glances expired, API-error debris pruned (the reference's defaults: the newest 20
+  results and 6 glances stay whole);
+* **flower** — the same plus a workbench, as ``flower "…"`` runs it: ``spill_guard`` moves a
+  result of 4000+ chars to ``spill/`` the moment it arrives, so it never fills the context.
 Target: the context at round N is at least 50 % smaller with everything on.
 """
 
@@ -66,8 +69,9 @@ def script_round(fake: FakeServer, ws: Path, k: int) -> None:
     fake.script(reply(f"round {k}: look", call), f"round {k}: noted")
 
 
-async def session(on: bool, rounds: int) -> list[int]:
-    root = Path(tempfile.mkdtemp(prefix=f"ctx-{'on' if on else 'off'}-"))
+async def session(mode: str, rounds: int) -> list[int]:
+    on = mode != "off"
+    root = Path(tempfile.mkdtemp(prefix=f"ctx-{mode}-"))
     ws, run_dir = workspace(root), root / "runs"
     home = root / "home"
     (home / ".claude").mkdir(parents=True)
@@ -76,7 +80,7 @@ async def session(on: bool, rounds: int) -> list[int]:
         os.environ.update(offline_env(fake.url, home=str(home)))
         os.environ.update({"HOME": str(home), "CLAUDE_CONFIG_DIR": str(home / ".claude")})
         rt = Runtime(workspace=ws, run_dir=run_dir, trim=on, ephemeral=on, resilience=QUICK,
-                     handoff=False)
+                     handoff=False, workbench=mode == "flower")
         if not on:
             rt.store = SqliteSessionStore(run_dir / "sessions-raw.db")
         sid = None
@@ -100,17 +104,19 @@ def main() -> None:
     ap.add_argument("--rounds", type=int, default=100)
     n = ap.parse_args().rounds
     t0 = time.perf_counter()
-    on = anyio.run(session, True, n)
-    off = anyio.run(session, False, n)
+    runs = {mode: anyio.run(session, mode, n) for mode in ("off", "layers", "flower")}
+    off = runs["off"]
     print(f"context the model is sent (request bytes; tokens ≈ bytes/4), {n} rounds, "
           f"{time.perf_counter() - t0:.0f} s")
-    print(f"{'round':>6} {'on':>10} {'off':>10} {'on/off':>7}")
+    print(f"{'round':>6} {'off':>10} {'layers':>10} {'flower':>10} {'layers/off':>11} "
+          f"{'flower/off':>11}")
     for k in sorted({1, 10, n // 4, n // 2, 3 * n // 4, n} - {0}):
-        print(f"{k:>6} {on[k - 1]:>10,} {off[k - 1]:>10,} {on[k - 1] / off[k - 1]:>7.2f}")
-    ratio = on[-1] / off[-1]
-    print(f"round {n}: on/off = {ratio:.2f} → {100 * (1 - ratio):.0f} % smaller "
-          f"(target ≥ 50 %): {'OK' if ratio <= 0.5 else 'MISSED'}")
-
+        o, la, fl = off[k - 1], runs["layers"][k - 1], runs["flower"][k - 1]
+        print(f"{k:>6} {o:>10,} {la:>10,} {fl:>10,} {la / o:>11.2f} {fl / o:>11.2f}")
+    for mode in ("layers", "flower"):
+        ratio = runs[mode][-1] / off[-1]
+        print(f"round {n}, {mode}: {ratio:.2f} of off → {100 * (1 - ratio):.0f} % smaller "
+              f"(target ≥ 50 %): {'OK' if ratio <= 0.5 else 'MISSED'}")
 
 if __name__ == "__main__":
     main()

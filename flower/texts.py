@@ -199,8 +199,9 @@ DENY_HINTS = {
 }
 DENY_DELEGATE = (
     "协调者不亲自动手:{tool} 要交给 subagent。用 Agent 工具派活,写清目标和验收标准{artifacts},"
-    "让它回复时只给路径和结论。只读地瞄一眼(ls、cat 小文件、git log --no-show-signature --oneline)可以直接用 Bash。"
+    "让它回复时只给路径和结论。{glance}"
 )
+DENY_DELEGATE_GLANCE = "只读地瞄一眼(ls、cat 小文件、git log --no-show-signature --oneline)可以直接用 Bash。"
 DENY_DELEGATE_ARTIFACTS = ",让它把超过 2000 字符的产出写进 {artifacts}"
 DENY_GLANCE_BACKGROUND = "瞄一眼的命令不能放到后台跑(run_in_background):直接前台执行,或者派给 subagent。"
 

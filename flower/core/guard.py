@@ -50,6 +50,8 @@ WRITE_ONLY = "Write|Edit|MultiEdit|NotebookEdit"
 DISPATCH = "Agent|Task|Workflow|SendMessage"
 #: Tools whose results can be large enough to spill.
 BULKY = "Bash|Read|Grep|Glob|WebFetch|WebSearch"
+#: What ``coordinator(can_read=False)`` gives up (allowed_tools alone cannot take it away).
+READ_TOOLS = ("Read", "Glob", "Grep")
 #: Bookkeeping tools an exclusively walled role may still use.
 HARMLESS = ("ToolSearch", "TodoWrite")
 #: Roles that only ask or inspect: walled to exactly their own tools.
@@ -115,13 +117,16 @@ def whitelist_guard(allowed: list[str] | None, *, role: str = "这个角色", ki
 
 
 def delegate_guard(*, tools: str = HANDS_ON, allow_glance: bool = False,
-                   workbench: Workbench | None = None) -> HookMatcher:
+                   workbench: Workbench | None = None,
+                   also: tuple[str, ...] = ()) -> HookMatcher:
     """A coordinator's wall: its own hands-on calls are denied with directions to dispatch.
 
     With ``allow_glance`` a Bash command that ``is_ephemeral`` accepts passes — in the
-    foreground only (a backgrounded glance would report after the step moved on).
+    foreground only (a backgrounded glance would report after the step moved on). ``also``
+    walls more tools the same way (the read tools of a ``coordinator(can_read=False)``).
     """
-    guarded = set(_names(tools)) | {"Workflow"}
+    guarded = set(_names(tools)) | {"Workflow"} | set(also)
+    glance = texts.DENY_DELEGATE_GLANCE if allow_glance else ""
     artifacts = ""
     if workbench is not None:
         artifacts = texts.DENY_DELEGATE_ARTIFACTS.format(
@@ -136,7 +141,7 @@ def delegate_guard(*, tools: str = HANDS_ON, allow_glance: bool = False,
             if tool_input.get("run_in_background"):
                 return _deny(texts.DENY_GLANCE_BACKGROUND)
             return {}
-        return _deny(texts.DENY_DELEGATE.format(tool=tool, artifacts=artifacts))
+        return _deny(texts.DENY_DELEGATE.format(tool=tool, artifacts=artifacts, glance=glance))
 
     return _matcher("|".join(sorted(guarded)), hook)
 
@@ -341,7 +346,8 @@ def role_hooks(spec: AgentSpec, *, workbench: Workbench | None = None,
     """
     pre: list[Any] = []
     if spec.delegate_only:
-        pre.append(delegate_guard(allow_glance=spec.glance, workbench=workbench))
+        blind = tuple(t for t in READ_TOOLS if "Read" not in spec.allowed_tools)
+        pre.append(delegate_guard(allow_glance=spec.glance, workbench=workbench, also=blind))
     else:
         wall = whitelist_guard(spec.allowed_tools, role=spec.name, kind=spec.role)
         if wall is not None:

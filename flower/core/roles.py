@@ -58,8 +58,8 @@ def coordinator(name: str, instructions: str, workers: dict[str, AgentDefinition
     tools = [t for t in COORDINATOR_TOOLS if can_read or t != "Read"]
     if glance:
         tools.append("Bash")
-    for web in WEB_TOOLS:
-        if any(web in (w.tools or ()) for w in workers.values()) and web not in tools:
+    for web in WEB_TOOLS:  # tools=None gives a worker every tool, web ones included
+        if any(w.tools is None or web in w.tools for w in workers.values()):
             tools.append(web)
     tools += _channel_tools(channel, inbox=True)
     return AgentSpec(

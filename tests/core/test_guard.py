@@ -161,8 +161,9 @@ def test_unknown_kind_gets_the_generic_hint() -> None:
 @pytest.mark.parametrize("tool", [*HANDS_ON.split("|"), "Workflow"])
 def test_delegate_denies_hands_on_with_directions_to_dispatch(tool: str) -> None:
     why = reason(call(delegate_guard(), tool, {"file_path": "/x", "command": "ls"}))
-    assert why == texts.DENY_DELEGATE.format(tool=tool, artifacts="")
+    assert why == texts.DENY_DELEGATE.format(tool=tool, artifacts="", glance="")
     assert "Agent" in why and "artifacts" not in why
+    assert "Bash" not in why.split(tool, 1)[1]  # no glance offered when glancing is off
 
 
 def test_delegate_reason_points_at_the_artifacts_folder(wb: Workbench) -> None:
@@ -188,7 +189,8 @@ def test_glance_runs_every_read_only_look(cmd: str) -> None:
 @pytest.mark.parametrize("cmd", DENIED + MUTATING)
 def test_glance_denies_everything_that_could_change_state(cmd: str) -> None:
     why = reason(call(delegate_guard(allow_glance=True), "Bash", bash(cmd)))
-    assert why == texts.DENY_DELEGATE.format(tool="Bash", artifacts="")
+    assert why == texts.DENY_DELEGATE.format(tool="Bash", artifacts="",
+                                             glance=texts.DENY_DELEGATE_GLANCE)
 
 
 @pytest.mark.parametrize("sep", SEPARATORS)
@@ -669,3 +671,13 @@ def test_can_dispatch() -> None:
     assert can_dispatch(AgentSpec(name="a", instructions="", allowed_tools=["Agent"]))
     assert not can_dispatch(AgentSpec(name="a", instructions=""))
     assert not can_dispatch(judge("j", None, can_run=True))
+
+
+@pytest.mark.parametrize("tool", ["Read", "Glob", "Grep"])
+def test_a_coordinator_that_cannot_read_is_walled_from_reading(tool: str) -> None:
+    """``coordinator(can_read=False)`` only dropped Read from the pre-approved list; the CLI
+    offers it anyway, so the wall must deny it (found by reading the code)."""
+    blind = role_hooks(coordinator("c", "", {}, can_read=False))["PreToolUse"][0]
+    assert denied(call(blind, tool, {"file_path": "/etc/hosts", "pattern": "x"}))
+    seeing = role_hooks(coordinator("c", "", {}))["PreToolUse"][0]
+    assert call(seeing, tool, {"file_path": "/etc/hosts", "pattern": "x"}) == {}

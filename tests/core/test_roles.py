@@ -244,3 +244,12 @@ def test_only_the_coordinator_delegates() -> None:
     roles = [coordinator("c", "", {}), clarify("c", None), judge("j", None), oracle()]
     assert [r.delegate_only for r in roles] == [True, False, False, False]
     assert [r.role for r in roles] == ["coordinator", "clarifier", "judge", "oracle"]
+
+
+def test_a_hand_built_worker_with_every_tool_gets_the_web_tools_merged() -> None:
+    """``AgentDefinition(tools=None)`` means every tool, web ones included: its WebFetch
+    would otherwise wait for an approval nobody gives (found by reading the code)."""
+    from claude_agent_sdk import AgentDefinition
+
+    spec = coordinator("c", "", {"any": AgentDefinition(description="d", prompt="p")})
+    assert {"WebFetch", "WebSearch"} <= set(spec.allowed_tools)
