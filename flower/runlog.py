@@ -430,6 +430,7 @@ TOP_RESULTS = 10
 _PREVIEW = 120
 _SPILL_HEAD = texts.SPILL_NOTE.split("{", 1)[0]  # live spill_guard pointers start like this
 _DENIAL_KINDS = ("permission-rule", "automode-blocked")
+_LONE = re.compile("[\ud800-\udfff]")  # half an emoji: a preview must print as UTF-8
 
 
 @dataclass
@@ -561,7 +562,7 @@ def _tally(key: str, sid: str, agent: str | None,
                 if body.startswith(_SPILL_HEAD):
                     t.spill_pointers += 1
                 tool = names.get(str(b.get("tool_use_id")), "?")
-                preview = " ".join(body[:_PREVIEW * 2].split())[:_PREVIEW]
+                preview = _LONE.sub("\ufffd", " ".join(body[:_PREVIEW * 2].split())[:_PREVIEW])
                 t.results.append(ToolResult(len(body), tool, sid, agent, at, preview))
     return t
 
@@ -607,19 +608,142 @@ def _resume_counts(entries: list[dict[str, Any]], scratch: Path) -> dict[str, in
         store.close()
 
 
-def load_details(log: RunLog, *, resume: bool = True) -> dict[str, SessionDetail]:
-    """Every main session in ``sessions.db`` — the manifest's first (live and handed-off,
-    in manifest order), then any other (an aside, a run without a manifest row) — with its
-    subagents. Read-only; with ``resume`` the resume-time rewrite is counted on a scratch
-    store in a temporary folder (this imports the SDK). Empty when the db is unreadable."""
-    db = log.run_dir / DB_NAME
+class _SqliteReader:
+    """The detail reader on a ``sessions.db`` (opened read-only by :func:`connect_ro`)."""
+
+    errors: tuple[type[BaseException], ...] = (sqlite3.Error,)
+
+    def __init__(self, con: sqlite3.Connection) -> None:
+        self.con = con
+
+    def entries(self, key: str) -> list[dict[str, Any]]:
+        return _entries(self.con, key)
+
+    def has(self, key: str) -> bool:
+        return self.con.execute("SELECT 1 FROM meta WHERE store_key = ?", (key,)).fetchone() \
+            is not None
+
+    def candidates(self, pk: str, sid: str) -> list[str]:
+        return _candidates(self.con, pk, sid)
+
+    def main_keys(self, pk: str) -> list[str]:
+        """Every main transcript: the file is the run's own, whatever the project key."""
+        return _main_keys(self.con)
+
+    def subagents(self, key: str) -> list[str]:
+        prefix = f"{key}/subagents/"
+        return [k for (k,) in self.con.execute(
+            "SELECT store_key FROM meta WHERE substr(store_key, 1, ?) = ? "
+            "ORDER BY mtime, store_key", (len(prefix), prefix))]
+
+    def close(self) -> None:
+        self.con.close()
+
+
+class _PgReader:
+    """The same reads on a PostgreSQL store (schema ``flower``, see
+    :mod:`flower.stores.postgres`): plain SELECTs in a read-only session, payloads decoded
+    like the store's own ``load`` (:func:`flower.stores.codec.decode`)."""
+
+    def __init__(self, con: Any, errors: tuple[type[BaseException], ...]) -> None:
+        self.con = con
+        self.errors = errors
+
+    @classmethod
+    def open(cls, url: str) -> _PgReader | None:
+        """None when the driver is missing, the server unreachable or the schema absent."""
+        try:
+            import psycopg
+        except ImportError:
+            return None
+        try:
+            con = psycopg.connect(url, connect_timeout=10, application_name="flower-analyze",
+                                  autocommit=True)
+        except psycopg.Error:
+            return None
+        try:
+            con.read_only = True
+            found = con.execute("SELECT to_regclass('flower.entries'), "
+                                "to_regclass('flower.meta')").fetchone()
+        except psycopg.Error:
+            con.close()
+            return None
+        if not found or found[0] is None or found[1] is None:
+            con.close()
+            return None
+        return cls(con, (psycopg.Error,))
+
+    def entries(self, key: str) -> list[dict[str, Any]]:
+        from flower.stores.codec import decode
+
+        out: list[dict[str, Any]] = []
+        for (payload,) in self.con.execute(
+                "SELECT payload FROM flower.entries WHERE store_key = %s ORDER BY seq", (key,)):
+            try:
+                entry = decode(payload)
+            except (TypeError, ValueError):
+                continue  # a bad row is skipped, as in sessions.db
+            if isinstance(entry, dict):
+                out.append(entry)
+        return out
+
+    def has(self, key: str) -> bool:
+        return self.con.execute("SELECT 1 FROM flower.meta WHERE store_key = %s",
+                                (key,)).fetchone() is not None
+
+    def candidates(self, pk: str, sid: str) -> list[str]:
+        mine = f"{pk}/{sid}"
+        return [mine, *(k for (k,) in self.con.execute(
+            "SELECT store_key FROM flower.meta WHERE split_part(store_key, '/', 2) = %s "
+            "AND split_part(store_key, '/', 3) = '' AND store_key <> %s ORDER BY store_key",
+            (sid, mine)))]
+
+    def main_keys(self, pk: str) -> list[str]:
+        """The main transcripts of this workspace's project key only: a shared store holds
+        every project's sessions, and the run is this workspace's."""
+        return [k for (k,) in self.con.execute(
+            "SELECT store_key FROM flower.meta WHERE store_key >= %s AND store_key < %s "
+            "ORDER BY mtime, store_key", (f"{pk}/", f"{pk}0")) if k.count("/") == 1]
+
+    def subagents(self, key: str) -> list[str]:
+        return [k for (k,) in self.con.execute(
+            "SELECT store_key FROM flower.meta WHERE store_key >= %s AND store_key < %s "
+            "ORDER BY mtime, store_key", (f"{key}/subagents/", f"{key}/subagents0"))]
+
+    def close(self) -> None:
+        self.con.close()
+
+
+def _detail_reader(run_dir: Path) -> _SqliteReader | _PgReader | None:
+    """Where ``flower log`` reads the rounds (:func:`_read_sessions`): the configured store
+    (``--store`` / ``FLOWER_STORE_URL``) when there is one, else ``<run_dir>/sessions.db``."""
+    from flower.stores.select import configured_url, is_postgres_url, sqlite_path
+
+    db = run_dir / DB_NAME
+    url = configured_url()
+    if url is not None:
+        if is_postgres_url(url):
+            return _PgReader.open(url)
+        db = sqlite_path(url)
     if not db.is_file():
-        return {}
+        return None
     try:
         con = connect_ro(db)
     except NoSessions:
-        return {}
-    if con is None:
+        return None
+    return _SqliteReader(con) if con is not None else None
+
+
+def load_details(log: RunLog, *, resume: bool = True) -> dict[str, SessionDetail]:
+    """Every main session in the store — the manifest's first (live and handed-off, in
+    manifest order), then any other (an aside, a run without a manifest row; in a shared
+    PostgreSQL store only those under this workspace's project key) — with its subagents.
+    The store is the one ``flower log`` reads: ``--store`` / ``FLOWER_STORE_URL`` when set
+    (PostgreSQL or a SQLite path), else ``<run_dir>/sessions.db``. Read-only; with
+    ``resume`` the resume-time rewrite is counted on a scratch store in a temporary folder
+    (this imports the SDK). Empty when the store is missing or unreadable."""
+    reader = _detail_reader(log.run_dir)
+    if reader is None:
         return {}
     pk = project_key(log.workspace)
     wanted = list(dict.fromkeys(sid for row in log.rows for sid in row.sessions))
@@ -627,33 +751,30 @@ def load_details(log: RunLog, *, resume: bool = True) -> dict[str, SessionDetail
     try:
         keys: dict[str, str] = {}
         for sid in wanted:
-            for key in _candidates(con, pk, sid):
-                if con.execute("SELECT 1 FROM meta WHERE store_key = ?", (key,)).fetchone():
+            for key in reader.candidates(pk, sid):
+                if reader.has(key):
                     keys[sid] = key
                     break
-        for key in _main_keys(con):
+        for key in reader.main_keys(pk):
             sid = key.split("/", 1)[1]
             keys.setdefault(sid, key)
         with tempfile.TemporaryDirectory(prefix="flower-analyze-") as tmp:
             for n, (sid, key) in enumerate(keys.items()):
-                entries = _entries(con, key)
+                entries = reader.entries(key)
                 detail = SessionDetail(sid, _tally(key, sid, None, entries))
                 prefix = f"{key}/subagents/"
-                subs = con.execute(
-                    "SELECT store_key FROM meta WHERE substr(store_key, 1, ?) = ? ORDER BY mtime",
-                    (len(prefix), prefix)).fetchall()
-                for (sub,) in subs:
+                for sub in reader.subagents(key):
                     agent = sub[len(prefix):]
-                    detail.subagents.append(_tally(sub, sid, agent, _entries(con, sub)))
+                    detail.subagents.append(_tally(sub, sid, agent, reader.entries(sub)))
                 if resume and entries:
                     scratch = Path(tmp) / str(n)
                     scratch.mkdir()
                     detail.resume = _resume_counts(entries, scratch)
                 out[sid] = detail
-    except sqlite3.Error:
+    except reader.errors:
         return out
     finally:
-        con.close()
+        reader.close()
     return out
 
 

@@ -2,7 +2,9 @@
 """Post-mortem of a flower run folder: ``python tools/analyze_run.py [RUN_DIR] [--json]``.
 
 Reads ``<run_dir>/manifest.json`` and ``<run_dir>/sessions.db`` (default ``runs``) — the
-formats the reference writes, unchanged — and reports, per step and per session: turns,
+formats the reference writes, unchanged — or, with ``--store URL`` / ``FLOWER_STORE_URL``
+(as ``flower --store``), the sessions from that store (``postgresql://…`` or a
+``sessions.db`` path) — and reports, per step and per session: turns,
 tool calls by tool, subagent dispatches, retries and why, handoffs (degraded or not),
 what a resume-time ``load()`` would rewrite (expired / trimmed / pruned, counted by the
 store's own layers on a scratch copy in a temporary folder), cost, duration, the context
@@ -10,9 +12,11 @@ size of every round with its slope, the cache, the ten largest tool results and 
 workbench.
 
 Strictly read-only: ``sessions.db`` is opened read-only (no ``-wal``/``-shm`` files are
-created), nothing is written into the run folder or the workspace, and no network is used.
+created), a PostgreSQL store gets plain SELECTs in a read-only session, nothing is written
+into the run folder or the workspace, and no other network is used.
 The reading is ``flower.runlog``'s — the same reader as ``flower log`` (one reader, two
-views). Exit code 0, or 1 when the folder has neither a manifest nor a ``sessions.db``.
+views). Exit code 0, or 1 when the folder has neither a manifest nor a ``sessions.db``
+(and no store is configured).
 
 Needs flower importable (run it from a checkout, or with flower installed) and ``rich``.
 """
@@ -22,6 +26,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import os
 import sys
 from collections import Counter
 from pathlib import Path
@@ -36,6 +41,7 @@ from rich.table import Table  # noqa: E402
 from rich.text import Text  # noqa: E402
 
 from flower import runlog  # noqa: E402
+from flower.core.paths import project_key  # noqa: E402
 from flower.core.usage import human_tokens  # noqa: E402
 
 DEGRADED = "交接降级"  # the manifest's note of a degraded handoff (texts.HANDOFF_NOTE_DEGRADED)
@@ -195,8 +201,11 @@ def analyze(run_dir: Path) -> dict[str, Any]:
         db = run_dir / runlog.DB_NAME
         log = runlog.RunLog(run_dir=run_dir, workspace=ws,
                             db="ok" if db.is_file() else "missing")
+        if _store_url() is not None:
+            log.db = runlog._read_sessions(db, project_key(ws), [])[0]
     details = runlog.load_details(log)
-    if log.db == "ok" and not details and (run_dir / runlog.DB_NAME).is_file():
+    if log.db == "ok" and not details and _store_url() is None \
+            and (run_dir / runlog.DB_NAME).is_file():
         log.db = "unreadable" if not _has_tables(run_dir) else log.db
 
     steps_of: dict[str, list[str]] = {}
@@ -248,6 +257,13 @@ def analyze(run_dir: Path) -> dict[str, Any]:
                          "agent": r.agent, "at": r.at, "preview": r.preview} for r in results],
         "workbench": _workbench(Path(log.workspace)),
     }
+
+
+def _store_url() -> str | None:
+    """The configured session store (``--store`` / ``FLOWER_STORE_URL``), None: sessions.db."""
+    from flower.stores.select import configured_url
+
+    return configured_url()
 
 
 def _has_tables(run_dir: Path) -> bool:
@@ -441,9 +457,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("run_dir", nargs="?", default="runs",
                         help="the run folder (manifest.json + sessions.db); default: runs")
     parser.add_argument("--json", action="store_true", help="print the report as JSON")
+    parser.add_argument("--store", metavar="URL", default=None,
+                        help="read the sessions from this store (postgresql://… or a "
+                             "sessions.db path), as flower --store; default: FLOWER_STORE_URL, "
+                             "else RUN_DIR/sessions.db")
     args = parser.parse_args(argv)
+    if args.store and args.store.strip():
+        os.environ["FLOWER_STORE_URL"] = args.store.strip()  # what configured_url() reads
     run_dir = Path(args.run_dir)
-    if not (run_dir / "manifest.json").is_file() and not (run_dir / runlog.DB_NAME).is_file():
+    stored = _store_url() is not None and run_dir.is_dir()
+    if not (run_dir / "manifest.json").is_file() and not (run_dir / runlog.DB_NAME).is_file() \
+            and not stored:
         print(f"{run_dir}: 没有 manifest.json 也没有 sessions.db,不是 flower 的运行目录",
               file=sys.stderr)
         return 1
