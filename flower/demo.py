@@ -28,7 +28,8 @@ from typing import Any
 from flower import texts
 
 DEMO_DIR = "flower-demo"
-PAUSE_S = 0.6  # the fake "thinks" before each reply, so there is time to press Ctrl-C or kill
+# the fake "thinks" before each reply, so there is time to press Ctrl-C or kill
+PAUSE_S = float(os.environ.get("FLOWER_DEMO_PAUSE", "0.6"))
 ASK = "写个 md 转 html 的脚本"
 ASK_TOOL = "mcp__human__ask"
 

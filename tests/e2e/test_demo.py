@@ -18,7 +18,8 @@ def demo_env(home: Path) -> dict[str, str]:
     """No credentials, no endpoint: the demo must bring everything it needs."""
     env = {k: v for k, v in os.environ.items()
            if not k.startswith(("ANTHROPIC_", "CLAUDE_")) and k != "FLOWER_ENV"}
-    env.update({"HOME": str(home), "COLUMNS": "200", "NO_COLOR": "1"})
+    env.update({"HOME": str(home), "COLUMNS": "200", "NO_COLOR": "1",
+                "FLOWER_DEMO_PAUSE": "0.2"})  # a newcomer gets 0.6 s to press Ctrl-C
     return env
 
 
@@ -96,7 +97,7 @@ def test_demo_survives_sigkill_at_a_random_moment(tmp_path: Path, demo_env: dict
     next run finishes the job (the kill time is drawn from a seeded generator)."""
     import random
 
-    when = random.Random(seed).uniform(0.5, 9.0)
+    when = random.Random(seed).uniform(0.5, 5.0)  # the whole flow takes ~6 s at 0.2 s a reply
     ws = tmp_path / "demo"
     proc = subprocess.Popen([sys.executable, "-m", "flower", "demo", "-w", str(ws)],
                             env=demo_env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
