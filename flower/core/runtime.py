@@ -210,6 +210,7 @@ class Runtime:
         self._warned = False
         self._writing = False
         self._degraded_run = 0
+        self._unannounced = False  # a handoff successor not yet in the store (nor lineage)
 
     def _make_workbench(self, workbench: Workbench | bool) -> Workbench | None:
         if workbench is False or workbench is None:
@@ -355,6 +356,7 @@ class Runtime:
         attempt = 0
         # the watermark is per step: step 2 must not inherit step 1's reading and hand off
         self._ctx, self._warned, self._degraded_run = 0, False, 0
+        self._unannounced = False
         try:
             self._limits = self.handoff.resolved(self._config()) if self.handoff.enabled \
                 else self.handoff
@@ -531,7 +533,8 @@ class Runtime:
             return None
         if result.session_id:
             result.retired.append(result.session_id)
-        result.session_id = None  # the successor's id fires on_session (lineage follows)
+        result.session_id = None  # the successor's id fires on_session (lineage follows) …
+        self._unannounced = True  # … once the store holds it (see _note_session)
         self._ctx, self._warned = 0, False
         successor = doc.prompt_block()
         words = self._interrupt.take()  # said during the writing round: for the successor
@@ -712,6 +715,8 @@ class Runtime:
                 except Exception as exc:
                     log.warning("flower: closing the agent failed: %s",
                                 redact(str(exc), self._secrets()))
+        if self._unannounced and result.session_id:  # the mirror has flushed by now
+            self._announce_if_stored(result.session_id)
         if said:
             result.text = "\n".join(said).strip()
         if failure is not None:
@@ -753,12 +758,26 @@ class Runtime:
                 sid = data.get("session_id")
         if sid and sid != result.session_id:
             result.session_id = sid
-            hook = self.on_session
-            if hook is not None and not self._writing:
-                try:
-                    hook(sid)
-                except Exception as exc:
-                    log.warning("flower: on_session hook failed: %s", exc)
+            if not self._unannounced:
+                self._announce(sid)
+        elif self._unannounced and result.session_id:
+            self._announce_if_stored(result.session_id)
+
+    def _announce_if_stored(self, sid: str) -> None:
+        """A handoff successor enters the lineage only once the store holds it: a kill
+        before its first entries are mirrored then resumes the predecessor (which hands off
+        again) instead of starting the step over from its original prompt."""
+        if self.has_session(sid):
+            self._unannounced = False
+            self._announce(sid)
+
+    def _announce(self, sid: str) -> None:
+        hook = self.on_session
+        if hook is not None and not self._writing:
+            try:
+                hook(sid)
+            except Exception as exc:
+                log.warning("flower: on_session hook failed: %s", exc)
 
     def _absorb(self, ev: Event, result: StepResult, said: list[str]) -> str | None:
         """Fold one event into the result; returns a failure text for an error result."""

@@ -133,6 +133,8 @@ def test_kill9_chain(chain: str, fake: FakeServer, workspace: Path, cli_env: dic
         if snap is not None:
             check_after(snap, ws, run_dir, later[:-1])
         snap = snapshot(name, ws, run_dir, len(fake.message_requests()))
+        if name == "handoff: successor's first turn":  # the lineage never points at a
+            assert snap.lineage["干活"] in snap.alive  # successor the store does not hold
 
     brain.arm(None, force_handoff=chain == "handoff")
     args, stdin = rerun_args(ws, extra)
