@@ -17,8 +17,10 @@ an explicit window nor ``FLOWER_WINDOW`` is given.
 from __future__ import annotations
 
 import json
+import logging
 import os
 import re
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -26,6 +28,8 @@ from pathlib import Path
 from flower import texts
 from flower.core.brief import FrozenDocument, first_filled, split_sections, strip_fences
 from flower.core.paths import atomic_write
+
+log = logging.getLogger("flower.handoff")
 
 __all__ = [
     "DEGRADED", "HANDOFF_PROMPT", "REQUIRED", "Handoff", "calibrated_window", "degraded",
@@ -145,6 +149,30 @@ def file_name(step: str) -> str:
 
 def safe_name(step: str) -> str:
     return _UNSAFE.sub("", step or "").strip() or "step"
+
+
+def save_document(notes: Path, step: str, doc: Handoff) -> Path | None:
+    """Save ``doc`` as ``<notes>/交接-<step>.md`` — an older one archived first under
+    ``notes/archive/交接/<step>-<time>.md`` — and return the path; ``None`` when the disk
+    refused (the handoff goes on regardless: the successor's prompt carries the document)."""
+    target = notes / file_name(step)
+    try:
+        if target.exists():
+            shelf = notes / "archive" / "交接"
+            shelf.mkdir(parents=True, exist_ok=True)
+            stamp = time.strftime("%Y%m%d-%H%M%S")
+            dest = shelf / f"{safe_name(step)}-{stamp}.md"
+            n = 1
+            while dest.exists():
+                n += 1
+                dest = shelf / f"{safe_name(step)}-{stamp}-{n}.md"
+            os.replace(target, dest)
+        doc.write(target)
+    except OSError as exc:
+        log.warning(
+            "flower: could not save the handoff to %s: %s", target, exc)
+        return None
+    return target
 
 
 # --- overflow detection --------------------------------------------------------------------

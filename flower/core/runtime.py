@@ -30,12 +30,11 @@ from flower.core.handoff import (
     HANDOFF_PROMPT,
     Handoff,
     degraded,
-    file_name,
     fmt_tokens,
     fmt_window,
     is_overflow,
     remember_overflow,
-    safe_name,
+    save_document,
 )
 from flower.core.manifest import FILENAME as MANIFEST_NAME
 from flower.core.manifest import Manifest
@@ -513,7 +512,7 @@ class Runtime:
             self._degraded_run += 1
         else:
             self._degraded_run = 0
-        path = self._save_handoff(name, doc)
+        path = save_document(self.workbench.notes, name, doc) if self.workbench else None
         if path is not None:  # the successor reads exactly the file a person may edit
             saved = Handoff.load(path)
             if saved is not None and saved.complete():
@@ -581,31 +580,6 @@ class Runtime:
         if not doc.complete():
             return doc, texts.HANDOFF_WHY_MISSING.format(names="、".join(doc.missing()))
         return doc, None
-
-    def _save_handoff(self, step: str, doc: Handoff) -> Path | None:
-        """``<workbench>/notes/交接-<step>.md``, an older one archived first; ``None`` when
-        there is no workbench (the document then lives only in the successor's prompt) or
-        the disk refused (the handoff goes on regardless)."""
-        if self.workbench is None:
-            return None
-        notes = self.workbench.notes
-        target = notes / file_name(step)
-        try:
-            if target.exists():
-                shelf = notes / "archive" / "交接"
-                shelf.mkdir(parents=True, exist_ok=True)
-                stamp = time.strftime("%Y%m%d-%H%M%S")
-                dest = shelf / f"{safe_name(step)}-{stamp}.md"
-                n = 1
-                while dest.exists():
-                    n += 1
-                    dest = shelf / f"{safe_name(step)}-{stamp}-{n}.md"
-                os.replace(target, dest)
-            doc.write(target)
-        except OSError as exc:
-            log.warning("flower: could not save the handoff to %s: %s", target, exc)
-            return None
-        return target
 
     def _write_manifest(self) -> None:
         try:
