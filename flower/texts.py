@@ -218,6 +218,7 @@ CLARIFY_RESUME = (
     "(目标 / 验收标准 / 边界 / 未知与假设)。"
 )
 CLARIFY_RESUME_LOG = "问答记录里已经有这些(标着 [answered] 的人已经回答过,别再问;别的状态说明问过但没人答):"
+CLARIFY_NO_REQUEST = "(这次没有给出新的诉求:看问答记录和工作区,接着把需求确认完)"
 # The clarifier's reply lacked sections: the same session is asked to finish, not restarted.
 CLARIFY_INCOMPLETE = (
     "你的回复里缺了这几部分:{missing}。不用重新问已经问过的问题,"
@@ -300,6 +301,7 @@ UI_ASK_STATES = {
 # Brief (需求.md): the frozen output of the clarify step. Section names in field order
 # (goal, accept, bounds, unknowns); they are what ``Brief.missing()`` reports.
 BRIEF_TITLE = "# 需求确认书"
+BRIEF_REQUEST = "> 原始诉求:{request}"  # in the note, not a section
 BRIEF_NOTE = (
     "> 由「确认需求」这一步生成并冻结。要改需求,直接编辑这个文件;"
     "删掉它再运行,会重新确认需求。"

@@ -253,6 +253,9 @@ class Brief(FrozenDocument):
     bounds: str = ""
     unknowns: str = ""
     path: Path | None = field(default=None, compare=False)
+    #: the human's original words, kept in the note (never a section): rerunning the same
+    #: command then finds them in the file and does not count them as a new remark
+    request: str = field(default="", compare=False)
 
     def _sections(self) -> list[tuple[str, str]]:
         return [(_NAMES[k], getattr(self, k)) for k in _KEYS]
@@ -274,7 +277,10 @@ class Brief(FrozenDocument):
 
     def to_markdown(self) -> str:
         """The file a human reads and edits; an empty section shows ``(未填)``."""
-        parts = [texts.BRIEF_TITLE, texts.BRIEF_NOTE]
+        note = texts.BRIEF_NOTE
+        if self.request.strip():
+            note += "\n" + texts.BRIEF_REQUEST.format(request=" ".join(self.request.split()))
+        parts = [texts.BRIEF_TITLE, note]
         parts += [f"## {name}\n{body or texts.BRIEF_UNFILLED}" for name, body in self._sections()]
         return "\n\n".join(parts) + "\n"
 

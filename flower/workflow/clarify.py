@@ -66,6 +66,7 @@ def clarify_step(channel: Any, *, brief_path: str | Path, prompt: str | Callable
         if not brief.complete():
             ctx[MISSING_KEY] = brief.missing()
             return False
+        brief.request = raw(ctx)
         brief.write(path)
         hydrate(ctx, brief)
         return True
@@ -79,8 +80,11 @@ def clarify_step(channel: Any, *, brief_path: str | Path, prompt: str | Callable
 
     log_path = getattr(channel, "log_path", None)
 
+    def raw(ctx: Ctx) -> str:
+        return (prompt(ctx) if callable(prompt) else prompt).strip()
+
     def first_prompt(ctx: Ctx) -> str:
-        return _with_log(prompt(ctx) if callable(prompt) else prompt, log_path)
+        return _with_log(raw(ctx) or texts.CLARIFY_NO_REQUEST, log_path)
 
     def resume_prompt(ctx: Ctx) -> str:
         return _with_log(CLARIFY_RESUME, log_path)

@@ -116,7 +116,7 @@ def starter_flow(ask: str, *, workspace: str | Path = ".", run_dir: str | Path =
                            max_asks=max_asks, timeout_s=timeout_s)
     amended = bool(waking and said and not _already_in(brief_path, said)
                    and channel.amend(said, label=texts.AMEND_WAKE))
-    steps = [clarify_step(channel, brief_path=brief_path, prompt=said or texts.NO_BRIEF,
+    steps = [clarify_step(channel, brief_path=brief_path, prompt=said,
                           name=CLARIFY, instructions=instructions)]
     if not clarify_only:
         if goal:

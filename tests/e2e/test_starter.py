@@ -160,6 +160,19 @@ async def test_rerun_with_a_new_remark_amends_and_rederives(
     assert "设定目标" not in manifest_steps(run_dir)[10:]
 
 
+async def test_rerunning_the_original_command_is_not_a_new_remark(
+        fake: FakeServer, workspace: Path, run_dir: Path, cli_env: dict[str, str],
+        brain: DemoBrain) -> None:
+    """Up-arrow + Enter after a crash: the original ask is kept in the brief's note, so it
+    is not appended again and the goal is not re-derived (that cost ~$0.41 a time)."""
+    _, wf, _ = await run_starter(workspace, run_dir)
+    before = (wf.workbench.notes / "需求.md").read_text()
+    assert texts.BRIEF_REQUEST.format(request=ASK) in before
+    await run_starter(workspace, run_dir, ASK)
+    assert (wf.workbench.notes / "需求.md").read_text() == before
+    assert manifest_steps(run_dir)[6:] == ["干活", "干活·判定#1"]
+
+
 async def test_new_archives_and_starts_fresh(fake: FakeServer, workspace: Path, run_dir: Path,
                                              cli_env: dict[str, str], brain: DemoBrain) -> None:
     _, wf, _ = await run_starter(workspace, run_dir, clarify_only=True)
