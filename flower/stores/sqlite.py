@@ -184,6 +184,11 @@ def gc_paused() -> Iterator[None]:
             gc.enable()
 
 
+def _busy(exc: sqlite3.Error) -> bool:
+    text = str(exc).lower()
+    return "locked" in text or "busy" in text
+
+
 class SqliteSessionStore(SessionStore):
     """Every transcript entry, verbatim, in one SQLite file shared by all flower processes."""
 
@@ -196,10 +201,22 @@ class SqliteSessionStore(SessionStore):
             _validate_existing(self.path)
         else:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-        try:
-            conn = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
-        except sqlite3.Error as exc:
-            raise StoreCorruptError(self.path, str(exc)) from exc
+        deadline = time.monotonic() + _BUSY_TIMEOUT_MS / 1000
+        while True:
+            try:
+                conn = self._open()
+                break
+            except sqlite3.Error as exc:
+                # Several processes creating one fresh database at once can get SQLITE_BUSY
+                # at once (switching to WAL, the schema) — busy, not corrupt: try again.
+                if not _busy(exc) or time.monotonic() >= deadline:
+                    raise StoreCorruptError(self.path, str(exc)) from exc
+                time.sleep(0.05)
+        self._conn: sqlite3.Connection | None = conn
+
+    def _open(self) -> sqlite3.Connection:
+        """Connect, set the pragmas and make sure the schema exists (one transaction)."""
+        conn = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
         try:
             conn.execute(f"PRAGMA busy_timeout={_BUSY_TIMEOUT_MS}")
             conn.execute("PRAGMA journal_mode=WAL")
@@ -213,10 +230,10 @@ class SqliteSessionStore(SessionStore):
                 if statement.strip():
                     conn.execute(statement)
             conn.execute("COMMIT")
-        except sqlite3.Error as exc:
+        except BaseException:
             conn.close()
-            raise StoreCorruptError(self.path, str(exc)) from exc
-        self._conn: sqlite3.Connection | None = conn
+            raise
+        return conn
 
     # ----------------------------------------------------------------- plumbing
 

@@ -307,3 +307,26 @@ def test_two_processes_appending_to_one_file_lose_nothing(db: Path) -> None:
     assert [s for (s,) in seqs] == list(range(2 * n * 6))
     assert sorted(s["session_id"] for s in anyio.run(store.list_sessions, "p")) == [
         "A", "B", "shared"]
+
+
+def _open_fresh(path: str, barrier: object) -> None:
+    barrier.wait()  # type: ignore[attr-defined]
+    SqliteSessionStore(path).close()
+
+
+def test_many_processes_creating_one_fresh_database_all_succeed(tmp_path: Path) -> None:
+    """Eight flower processes started together on an empty run dir: switching to WAL and
+    creating the schema can answer SQLITE_BUSY at once — that is busy, not corrupt, and no
+    process may give up with "not a readable flower session database"."""
+    import multiprocessing
+
+    ctx = multiprocessing.get_context("fork")
+    for round_ in range(10):
+        path = tmp_path / f"sessions-{round_}.db"
+        barrier = ctx.Barrier(12)
+        procs = [ctx.Process(target=_open_fresh, args=(str(path), barrier)) for _ in range(12)]
+        for p in procs:
+            p.start()
+        for p in procs:
+            p.join(60)
+        assert [p.exitcode for p in procs] == [0] * 12
