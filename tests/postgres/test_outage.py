@@ -150,7 +150,9 @@ async def test_server_stops_mid_step_the_step_waits_and_nothing_is_lost(
 
     def stop_the_server(req: object) -> object:  # runs while the step is under way
         own_pg.stop()
-        threading.Timer(3.0, lambda: (own_pg.start(), restarted.set())).start()
+        # flag first: start() returns only after the server is up, and by then the held
+        # writes may already have gone through and the step finished
+        threading.Timer(3.0, lambda: (restarted.set(), own_pg.start())).start()
         return reply("库停了我也接着干", tool_use("Bash", {"command": "echo still-here"}))
 
     fake.script(stop_the_server, reply("干完了"))
@@ -159,7 +161,7 @@ async def test_server_stops_mid_step_the_step_waits_and_nothing_is_lost(
         with anyio.fail_after(120):
             result = await rt.run(SPEC, "开始干活", step_name="干活")
         assert result.ok, result.errors
-        assert restarted.is_set()  # the step could only finish once the server was back
+        assert restarted.is_set()  # the step could not finish before the server came back
         sid = result.session_id
         assert sid
         stored = _rows(url, f"{project_key(workspace)}/{sid}")
