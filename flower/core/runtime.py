@@ -51,6 +51,9 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("flower.runtime")
 
+#: How long an abandoned step (cancelled, Ctrl-C twice) waits for its CLI to say goodbye.
+ABANDON_GRACE_S = 5.0
+
 EventSink = Callable[[Event], None]
 
 
@@ -684,11 +687,16 @@ class Runtime:
             if aborted:  # not the SDK's graceful 5 s wait for a CLI that is mid-tool
                 _terminate_cli(client)
             with anyio.CancelScope(shield=True):
-                try:
-                    await client.disconnect()
-                except Exception as exc:
-                    log.warning("flower: closing the agent failed: %s",
-                                redact(str(exc), self._secrets()))
+                # an abandoned step gets a bounded goodbye: a control request the CLI never
+                # answers (an interrupt sent mid-request) must not hold the exit hostage
+                with anyio.move_on_after(ABANDON_GRACE_S if aborted else None) as bounded:
+                    try:
+                        await client.disconnect()
+                    except Exception as exc:
+                        log.warning("flower: closing the agent failed: %s",
+                                    redact(str(exc), self._secrets()))
+                if bounded.cancelled_caught:
+                    _terminate_cli(client, hard=True)
         if self._unannounced and result.session_id:  # the mirror has flushed by now
             self._announce_if_stored(result.session_id)
         if said:
@@ -801,17 +809,17 @@ def _with_words(prompt: str, words: str | None) -> str:
     return f"{prompt}\n\n{texts.HUMAN_WORDS_PENDING.format(words=words.strip())}"
 
 
-def _terminate_cli(client: Any) -> None:
-    """SIGTERM the client's CLI subprocess now (it stops its running tools and exits), so
-    the disconnect that follows does not wait out the SDK's 5 s grace period first. Only
-    for an abandoned step: a normal end keeps the graceful path, whose wait lets the CLI
-    flush its last transcript entries to the store."""
+def _terminate_cli(client: Any, *, hard: bool = False) -> None:
+    """SIGTERM (``hard``: SIGKILL) the client's CLI subprocess now (it stops its running
+    tools and exits), so the disconnect that follows does not wait out the SDK's 5 s grace
+    period first. Only for an abandoned step: a normal end keeps the graceful path, whose
+    wait lets the CLI flush its last transcript entries to the store."""
     transport = getattr(client, "_transport", None)
     process = getattr(transport, "_process", None)
     if process is None or getattr(process, "returncode", 0) is not None:
         return
     try:
-        process.terminate()
+        process.kill() if hard else process.terminate()
     except (ProcessLookupError, OSError) as exc:
         log.debug("flower: could not stop the CLI: %s", exc)
 

@@ -205,9 +205,10 @@ class Handler(BaseHTTPRequestHandler):
                 return
             self._play(req, concrete.step or reply(DEFAULT_TEXT), None)
         elif isinstance(concrete, Cut):
-            self._partial(req, concrete.step, concrete.after, stall=False)
-            if concrete.replay:
+            if concrete.replay:  # re-queued *before* the cut: the client's retry may be
+                # on the wire the instant the connection drops
                 fake._push_front(route, concrete.step or reply(DEFAULT_TEXT))
+            self._partial(req, concrete.step, concrete.after, stall=False)
         elif isinstance(concrete, Stall):
             self._partial(req, concrete.step, concrete.after, stall=True)
 
