@@ -90,13 +90,9 @@ async def test_layered_postgres_loads_what_the_sqlite_layers_load(
         pg_url: str, schema: str, tmp_path: Path) -> None:
     c = Chain()
     c.prompt("go")
-    for i in range(10):
-        c.bash("git branch", f"clean {i}")
-        c.bash("cat big.log", "z" * 3000 + str(i))
-    denied = c.call("Bash", {"command": "rm -rf /"})
-    c.result(denied, "denied", is_error=True, toolDenialKind="permission-rule")
-    c.raw({"type": "assistant", "isApiErrorMessage": True, "message": {
-        "model": "<synthetic>", "role": "assistant", "content": [{"type": "text", "text": "x"}]}})
+    c.looks_and_reads(10)
+    c.denied()
+    c.api_error()
     c.call("Read", {"file_path": "/never/answered"})
     kw = {"policy": TrimPolicy(keep_recent=2), "ephemeral": EphemeralPolicy(keep_recent=3)}
     sqlite = PruningSessionStore(tmp_path / "s.db", tmp_path / "ws", **kw)

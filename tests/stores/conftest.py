@@ -87,6 +87,24 @@ class Chain:
     def raw(self, entry: dict[str, Any]) -> dict[str, Any]:
         return self._add(entry)
 
+    def looks_and_reads(self, rounds: int) -> None:
+        """Per round a stale-able glance and a big result: what expiry and trim act on."""
+        for i in range(rounds):
+            self.bash("git branch", f"clean {i}")
+            self.bash("cat big.log", "z" * 3000 + str(i))
+
+    def denied(self, cmd: str = "rm -rf /") -> str:
+        """A call the permission rules refused (what prune drops, keeping the newest)."""
+        tid = self.call("Bash", {"command": cmd})
+        self.result(tid, "denied", is_error=True, toolDenialKind="permission-rule")
+        return tid
+
+    def api_error(self) -> dict[str, Any]:
+        """The CLI's synthetic "API Error" assistant message (what prune removes)."""
+        return self.raw({"type": "assistant", "isApiErrorMessage": True, "message": {
+            "model": "<synthetic>", "role": "assistant",
+            "content": [{"type": "text", "text": "x"}]}})
+
     def bookkeeping(self) -> dict[str, Any]:
         """A chain-less entry like ``last-prompt``."""
         last = next(e["uuid"] for e in reversed(self.entries) if "uuid" in e)

@@ -22,15 +22,10 @@ KEY = {"project_key": "-p", "session_id": "sess-1"}
 def _transcript() -> list[dict]:
     c = Chain()
     c.prompt("go")
-    for i in range(8):
-        c.bash("git branch", f"clean {i}")
-        c.bash("cat big.log", "z" * 3000 + str(i))
-    denied = c.call("Bash", {"command": "rm -rf /"})
-    c.result(denied, "denied", is_error=True, toolDenialKind="permission-rule")
-    c.raw({"type": "assistant", "isApiErrorMessage": True, "message": {
-        "model": "<synthetic>", "role": "assistant", "content": [{"type": "text", "text": "x"}]}})
-    again = c.call("Bash", {"command": "rm -rf /"})
-    c.result(again, "denied", is_error=True, toolDenialKind="permission-rule")
+    c.looks_and_reads(8)
+    c.denied()
+    c.api_error()
+    c.denied()
     c.call("Read", {"file_path": "/never/answered"})
     c.bookkeeping()
     return c.entries

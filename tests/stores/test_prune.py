@@ -366,15 +366,10 @@ async def test_load_equals_the_public_layers_composed(db: Path, ws: Path) -> Non
     place; it must still return exactly what the copy-on-write public steps produce."""
     c = Chain()
     c.prompt("go")
-    for i in range(12):
-        c.bash("git branch", f"clean {i}")
-        c.bash("cat big.log", "z" * 3000 + str(i))
-    denied = c.call("Bash", {"command": "rm -rf /"})
-    c.result(denied, "denied", is_error=True, toolDenialKind="permission-rule")
-    c.raw({"type": "assistant", "isApiErrorMessage": True, "message": {
-        "model": "<synthetic>", "role": "assistant", "content": [{"type": "text", "text": "x"}]}})
-    again = c.call("Bash", {"command": "rm -rf /"})
-    c.result(again, "denied", is_error=True, toolDenialKind="permission-rule")
+    c.looks_and_reads(12)
+    c.denied()
+    c.api_error()
+    c.denied()
     cut = c.call("Bash", {"command": "sleep 99"})
     c.result(cut, "[Request interrupted by user]", is_error=True)
     c.call("Read", {"file_path": "/never/answered"})
