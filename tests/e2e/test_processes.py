@@ -5,16 +5,15 @@ from __future__ import annotations
 import json
 import os
 import signal
-import sqlite3
 import subprocess
 import sys
 import threading
 from pathlib import Path
 
 import anyio
+from peek import assistant_stored
 
 from flower import AgentSpec, Resilience, Runtime, Step, Workflow
-from flower.core.paths import project_key
 from flower.testing import FakeServer, match, reply, tool_use
 
 CHILD = str(Path(__file__).with_name("child.py"))
@@ -36,22 +35,6 @@ def wait_until(pred, timeout: float = 30.0, what: str = "condition") -> None:
         ev.wait(step)
         deadline -= step
     raise AssertionError(f"timed out waiting for {what}")
-
-
-def assistant_stored(run_dir: Path, workspace: Path, sid: str) -> bool:
-    """The session has an assistant entry in sessions.db (read-only peek)."""
-    db = run_dir / "sessions.db"
-    if not db.exists():
-        return False
-    con = sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=1)
-    try:
-        rows = con.execute("select payload from entries where store_key = ?",
-                           (f"{project_key(workspace)}/{sid}",)).fetchall()
-    except sqlite3.Error:
-        return False
-    finally:
-        con.close()
-    return any(json.loads(p).get("type") == "assistant" for (p,) in rows)
 
 
 def test_sigterm_mid_step_leaves_killed_row(fake: FakeServer, workspace: Path, run_dir: Path,

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import anyio
 import pytest
+from peek import assistant_stored
 
 from flower import AgentSpec, Resilience, Runtime, Step, StepAbort, Workbench, Workflow
 from flower.testing import FakeServer, fault, match
@@ -281,23 +282,6 @@ async def test_workbench_index_reaches_the_model(fake: FakeServer, workspace: Pa
 SLEEPER = 'python3 -c "import time; time.sleep(30)"'  # the CLI refuses a bare `sleep N`
 
 
-def _assistant_stored(run_dir: Path, workspace: Path, sid: str) -> bool:
-    """The session has an assistant entry in sessions.db (read-only peek)."""
-    import sqlite3
-
-    from flower.core.paths import project_key
-
-    con = sqlite3.connect(f"file:{run_dir / 'sessions.db'}?mode=ro", uri=True, timeout=1)
-    try:
-        rows = con.execute("select payload from entries where store_key = ?",
-                           (f"{project_key(workspace)}/{sid}",)).fetchall()
-    except sqlite3.Error:
-        return False
-    finally:
-        con.close()
-    return any(json.loads(p).get("type") == "assistant" for (p,) in rows)
-
-
 async def test_killed_fork_step_resumes_its_own_session_not_a_new_fork(
         fake: FakeServer, workspace: Path, run_dir: Path, cli_env: dict[str, str]) -> None:
     """A resume_from + fork step stopped mid-way (here: cancelled while its tool runs) keeps
@@ -331,7 +315,7 @@ async def test_killed_fork_step_resumes_its_own_session_not_a_new_fork(
                     lineage = run_dir / "lineage.json"
                     while True:  # the forked id is in lineage and its history in the store
                         steps = json.loads(lineage.read_text())["steps"]
-                        if "岔" in steps and _assistant_stored(run_dir, workspace, steps["岔"]):
+                        if "岔" in steps and assistant_stored(run_dir, workspace, steps["岔"]):
                             forked.append(steps["岔"])
                             break
                         await anyio.sleep(0.05)
