@@ -318,75 +318,6 @@ def _candidates(con: sqlite3.Connection, pk: str, sid: str) -> list[str]:
                              and key.count("/") == 1 and key != f"{pk}/{sid}")]
 
 
-def _lookup(con: sqlite3.Connection, pk: str, sid: str) -> list[Round]:
-    """Rounds of session ``sid`` (see :func:`_candidates` for where it is looked up)."""
-    for key in _candidates(con, pk, sid):
-        rounds = main_rounds(con, key)
-        if rounds:
-            return rounds
-    return []
-
-
-def _read_sessions_pg(url: str, pk: str, ids: list[str]) -> tuple[str, dict[str, list[Round]]]:
-    """The same lookup in a PostgreSQL store (``--store`` / ``FLOWER_STORE_URL``); strictly
-    read-only: nothing is created, a missing schema means no sessions."""
-    try:
-        import psycopg
-    except ImportError:
-        return "unreadable", {}
-    sql = ("SELECT payload FROM flower.entries WHERE store_key = %s "
-           "AND strpos(payload, '\"assistant\"') > 0 ORDER BY seq")
-    found: dict[str, list[Round]] = {}
-    try:
-        with psycopg.connect(url, connect_timeout=10, application_name="flower-log") as con:
-            con.read_only = True
-            exists = con.execute("SELECT to_regclass('flower.entries')").fetchone()
-            if not exists or exists[0] is None:
-                return "missing", {}
-            for sid in ids:
-                keys = [f"{pk}/{sid}"] + [k for (k,) in con.execute(
-                    "SELECT store_key FROM flower.meta WHERE split_part(store_key, '/', 2) = %s "
-                    "AND split_part(store_key, '/', 3) = '' AND store_key <> %s",
-                    (sid, f"{pk}/{sid}"))]
-                for key in keys:
-                    rounds = rounds_from(p for (p,) in con.execute(sql, (key,)))
-                    if rounds:
-                        found[sid] = rounds
-                        break
-    except psycopg.Error:
-        return "unreadable", {}
-    return "ok", found
-
-
-def _read_sessions(db: Path, pk: str, ids: list[str]) -> tuple[str, dict[str, list[Round]]]:
-    from flower.stores.select import configured_url, is_postgres_url, sqlite_path
-
-    url = configured_url()
-    if url is not None:
-        if is_postgres_url(url):
-            return _read_sessions_pg(url, pk, ids)
-        db = sqlite_path(url)
-    if not db.is_file():
-        return "missing", {}
-    try:
-        con = connect_ro(db)
-    except NoSessions:
-        return "unreadable", {}
-    if con is None:
-        return "unreadable", {}
-    found: dict[str, list[Round]] = {}
-    try:
-        for sid in ids:
-            rounds = _lookup(con, pk, sid)
-            if rounds:
-                found[sid] = rounds
-    except sqlite3.Error:
-        return "unreadable", {}
-    finally:
-        con.close()
-    return "ok", found
-
-
 def _in_window(row: Row, at: float | None) -> bool:
     if at is None or row.started_at is None:
         return True
@@ -414,7 +345,7 @@ def load_runs(run_dir: Path, workspace: Path | None = None) -> RunLog:
     runs.sort(key=lambda r: (r.started_at is None, r.started_at or 0.0, order[id(r)]))
 
     ids = list(dict.fromkeys(sid for run in runs for row in run.rows for sid in row.sessions))
-    db, sessions = _read_sessions(run_dir / DB_NAME, project_key(ws), ids)
+    db, sessions = _read_sessions(run_dir, project_key(ws), ids)
     for run in runs:
         for row in run.rows:
             row.rounds = [r.context for sid in row.sessions for r in sessions.get(sid, [])
@@ -626,6 +557,9 @@ class _SqliteReader:
     def candidates(self, pk: str, sid: str) -> list[str]:
         return _candidates(self.con, pk, sid)
 
+    def rounds(self, key: str) -> list[Round]:
+        return main_rounds(self.con, key)
+
     def main_keys(self, pk: str) -> list[str]:
         """Every main transcript: the file is the run's own, whatever the project key."""
         return _main_keys(self.con)
@@ -650,28 +584,29 @@ class _PgReader:
         self.errors = errors
 
     @classmethod
-    def open(cls, url: str) -> _PgReader | None:
-        """None when the driver is missing, the server unreachable or the schema absent."""
+    def open(cls, url: str) -> tuple[str, _PgReader | None]:
+        """``("ok", reader)``; ``("missing", None)`` when the store has no flower schema;
+        ``("unreadable", None)`` when the driver is missing or the server unreachable."""
         try:
             import psycopg
         except ImportError:
-            return None
+            return "unreadable", None
         try:
-            con = psycopg.connect(url, connect_timeout=10, application_name="flower-analyze",
+            con = psycopg.connect(url, connect_timeout=10, application_name="flower-log",
                                   autocommit=True)
         except psycopg.Error:
-            return None
+            return "unreadable", None
         try:
             con.read_only = True
             found = con.execute("SELECT to_regclass('flower.entries'), "
                                 "to_regclass('flower.meta')").fetchone()
         except psycopg.Error:
             con.close()
-            return None
+            return "unreadable", None
         if not found or found[0] is None or found[1] is None:
             con.close()
-            return None
-        return cls(con, (psycopg.Error,))
+            return "missing", None
+        return "ok", cls(con, (psycopg.Error,))
 
     def entries(self, key: str) -> list[dict[str, Any]]:
         from flower.stores.codec import decode
@@ -698,6 +633,12 @@ class _PgReader:
             "AND split_part(store_key, '/', 3) = '' AND store_key <> %s ORDER BY store_key",
             (sid, mine)))]
 
+    def rounds(self, key: str) -> list[Round]:
+        # "assistant" is in every assistant entry: the filter only spares parsing the rest
+        return rounds_from(p for (p,) in self.con.execute(
+            "SELECT payload FROM flower.entries WHERE store_key = %s "
+            "AND strpos(payload, '\"assistant\"') > 0 ORDER BY seq", (key,)))
+
     def main_keys(self, pk: str) -> list[str]:
         """The main transcripts of this workspace's project key only: a shared store holds
         every project's sessions, and the run is this workspace's."""
@@ -714,9 +655,10 @@ class _PgReader:
         self.con.close()
 
 
-def _detail_reader(run_dir: Path) -> _SqliteReader | _PgReader | None:
-    """Where ``flower log`` reads the rounds (:func:`_read_sessions`): the configured store
-    (``--store`` / ``FLOWER_STORE_URL``) when there is one, else ``<run_dir>/sessions.db``."""
+def _open_reader(run_dir: Path) -> tuple[str, _SqliteReader | _PgReader | None]:
+    """The store ``flower log`` and ``analyze_run`` read, opened read-only: the configured
+    one (``--store`` / ``FLOWER_STORE_URL``) when set, else ``<run_dir>/sessions.db``. With
+    it the status ``RunLog.db`` reports: ``ok``, ``missing`` or ``unreadable``."""
     from flower.stores.select import configured_url, is_postgres_url, sqlite_path
 
     db = run_dir / DB_NAME
@@ -726,12 +668,33 @@ def _detail_reader(run_dir: Path) -> _SqliteReader | _PgReader | None:
             return _PgReader.open(url)
         db = sqlite_path(url)
     if not db.is_file():
-        return None
+        return "missing", None
     try:
         con = connect_ro(db)
     except NoSessions:
-        return None
-    return _SqliteReader(con) if con is not None else None
+        return "unreadable", None
+    return ("ok", _SqliteReader(con)) if con is not None else ("unreadable", None)
+
+
+def _read_sessions(run_dir: Path, pk: str, ids: list[str]) -> tuple[str, dict[str, list[Round]]]:
+    """The rounds of each session in ``ids``, looked up under this workspace's key first,
+    then under whichever other project key holds it (a run folder moved elsewhere)."""
+    status, reader = _open_reader(run_dir)
+    if reader is None:
+        return status, {}
+    found: dict[str, list[Round]] = {}
+    try:
+        for sid in ids:
+            for key in reader.candidates(pk, sid):
+                rounds = reader.rounds(key)
+                if rounds:
+                    found[sid] = rounds
+                    break
+    except reader.errors:
+        return "unreadable", {}
+    finally:
+        reader.close()
+    return "ok", found
 
 
 def load_details(log: RunLog, *, resume: bool = True) -> dict[str, SessionDetail]:
@@ -742,7 +705,7 @@ def load_details(log: RunLog, *, resume: bool = True) -> dict[str, SessionDetail
     (PostgreSQL or a SQLite path), else ``<run_dir>/sessions.db``. Read-only; with
     ``resume`` the resume-time rewrite is counted on a scratch store in a temporary folder
     (this imports the SDK). Empty when the store is missing or unreadable."""
-    reader = _detail_reader(log.run_dir)
+    reader = _open_reader(log.run_dir)[1]
     if reader is None:
         return {}
     pk = project_key(log.workspace)

@@ -202,7 +202,7 @@ def analyze(run_dir: Path) -> dict[str, Any]:
         log = runlog.RunLog(run_dir=run_dir, workspace=ws,
                             db="ok" if db.is_file() else "missing")
         if _store_url() is not None:
-            log.db = runlog._read_sessions(db, project_key(ws), [])[0]
+            log.db = runlog._read_sessions(run_dir, project_key(ws), [])[0]
     details = runlog.load_details(log)
     if log.db == "ok" and not details and _store_url() is None \
             and (run_dir / runlog.DB_NAME).is_file():
