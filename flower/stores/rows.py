@@ -18,6 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from flower import texts
 from flower.stores.codec import encode_batch, safe_text
 
 __all__ = ["Rejected", "plan_append"]
@@ -53,8 +54,8 @@ def plan_append(
         uid = entries[pos].get("uuid") if isinstance(entries[pos], dict) else None
         uid = uid if isinstance(uid, str) else None
         where = "/".join(str(v) for v in dict(key).values())
-        log.warning("flower: session store could not store entry %d (uuid %s) of %s: %s",
-                    pos, uid, where, reason)
+        log.warning(texts.STORE_UNSTORABLE.format(key=where, position=pos, uid=uid,
+                                                  reason=reason))
         store.rejected.append(Rejected(where, pos, uid, reason))
         del store.rejected[:-_MAX_REJECTED]
     rows: list[tuple[str | None, str]] = []
