@@ -26,12 +26,12 @@ from pathlib import Path
 from typing import Any
 
 from flower import texts
+from flower.core.human import TOOL_NAME as ASK_TOOL
 
 DEMO_DIR = "flower-demo"
 # the fake "thinks" before each reply, so there is time to press Ctrl-C or kill
 PAUSE_S = float(os.environ.get("FLOWER_DEMO_PAUSE", "0.6"))
 ASK = "写个 md 转 html 的脚本"
-ASK_TOOL = "mcp__human__ask"
 
 QUESTION = "转换要支持哪些 Markdown 写法?"
 OPTIONS = ["标题、段落和列表就够了", "再加上代码块和表格"]

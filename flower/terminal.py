@@ -21,6 +21,7 @@ later question falls through at once ("nobody answered") — a pipe never makes 
 from __future__ import annotations
 
 import collections
+import contextlib
 import signal
 import sys
 import threading
@@ -213,6 +214,11 @@ class Session:
         finally:
             self.asides -= 1
 
+    def close(self) -> None:
+        """Close the aside runtime, if an aside ever ran (the main one is the caller's)."""
+        if self._aside_rt is not None:
+            self._aside_rt.close()
+
     def _aside_runtime(self) -> Runtime:
         from flower.core.runtime import Runtime
 
@@ -328,23 +334,13 @@ def _on_sigint(loop: Any, handler: Any) -> None:
         pass
 
 
-class _patched_stdout:
+def _patched_stdout(active: bool) -> Any:
     """prompt_toolkit's stdout patch (output goes above the input line) on a terminal only."""
+    if not active:
+        return contextlib.nullcontext()
+    from prompt_toolkit.patch_stdout import patch_stdout
 
-    def __init__(self, active: bool) -> None:
-        self.active = active
-        self._cm: Any = None
-
-    def __enter__(self) -> None:
-        if self.active:
-            from prompt_toolkit.patch_stdout import patch_stdout
-
-            self._cm = patch_stdout(raw=True)
-            self._cm.__enter__()
-
-    def __exit__(self, *exc: Any) -> None:
-        if self._cm is not None:
-            self._cm.__exit__(*exc)
+    return patch_stdout(raw=True)
 
 
 # ------------------------------------------------------------------ entry points
@@ -376,8 +372,7 @@ def run_workflow(out: Console, wf: Workflow, rt: Runtime, *, verbose: bool = Fal
         if disk is None:
             raise
     finally:
-        if session._aside_rt is not None:
-            session._aside_rt.close()
+        session.close()
         rt.close()
     if disk is not None:
         from rich.markup import escape

@@ -13,6 +13,7 @@ import re
 from typing import TYPE_CHECKING
 
 from flower import texts
+from flower.core.human import TOOL_NAME as ASK_TOOL
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -21,7 +22,6 @@ if TYPE_CHECKING:
 
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b[@-_]|[\x00-\x08\x0b-\x1f\x7f]")
 REPORT_LINES = 12  # lines of a worker's report shown without -v
-ASK_TOOL = "mcp__human__ask"
 
 
 def clean(text: str) -> str:
@@ -49,7 +49,7 @@ class Renderer:
         self.console.print(Text(clean(text), style=style), soft_wrap=False, overflow="fold")
 
     def block(self, text: str, indent: str, style: str = "", limit: int | None = None) -> None:
-        lines = [s for s in clean(text).strip("\n").splitlines()]
+        lines = clean(text).strip("\n").splitlines()
         if limit is not None and len(lines) > limit:
             lines = [*lines[:limit], f"… (+{len(lines) - limit})"]
         for s in lines:
