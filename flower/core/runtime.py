@@ -188,6 +188,7 @@ class Runtime:
             policy=self.trim_policy,
             prune=PrunePolicy(keep_denials=keep_denials),
             ephemeral=self.ephemeral_policy,
+            env=self._config(),  # .env is read once, above
         )
         # a shared store also keeps lineage + manifest rows under the run name (stores/book.py)
         self.book = remote_book(self.store, run_name_for(self.workspace, run_name))

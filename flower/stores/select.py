@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -34,11 +35,15 @@ def is_postgres_url(value: object) -> bool:
     return isinstance(value, str) and bool(_PG.match(value.strip()))
 
 
-def configured_url(explicit: str | None = None, *, dotenv: bool = True) -> str | None:
-    """``explicit``, else ``FLOWER_STORE_URL`` (after reading ``.env`` files), else None."""
+def configured_url(explicit: str | None = None, *, dotenv: bool = True,
+                   env: Mapping[str, str] | None = None) -> str | None:
+    """``explicit``, else ``FLOWER_STORE_URL`` (after reading ``.env`` files), else None.
+    ``env``: settings the caller has already merged (the Runtime's), read as they are."""
     if explicit and explicit.strip():
         return explicit.strip()
-    if dotenv:  # read .env without exporting it: credentials stay out of os.environ
+    if env is not None:
+        value = env.get(ENV, "").strip()
+    elif dotenv:  # read .env without exporting it: credentials stay out of os.environ
         from flower.core.env import effective_env
 
         value = effective_env().get(ENV, "").strip()
@@ -68,7 +73,7 @@ def backend_for(spec: str) -> Any:
 
 
 def layered_store(store: Any, *, run_dir: Path, workspace: Path, policy: Any, prune: Any,
-                  ephemeral: Any) -> Any:
+                  ephemeral: Any, env: Mapping[str, str] | None = None) -> Any:
     """Runtime's store: the layers around whatever ``store`` (or the environment) names.
 
     ``store`` None and no ``FLOWER_STORE_URL``: ``PruningSessionStore`` on
@@ -78,7 +83,7 @@ def layered_store(store: Any, *, run_dir: Path, workspace: Path, policy: Any, pr
     from flower.stores.layered import LayeredSessionStore, PruningSessionStore
 
     if store is None:
-        store = configured_url()  # the environment, or a .env file (read, not exported)
+        store = configured_url(env=env)  # the environment, or a .env file (not exported)
     if store is None:
         return PruningSessionStore(run_dir / "sessions.db", workspace=workspace, policy=policy,
                                    prune=prune, ephemeral=ephemeral)
