@@ -42,7 +42,7 @@ from rich.text import Text  # noqa: E402
 
 from flower import runlog  # noqa: E402
 from flower.core.paths import project_key  # noqa: E402
-from flower.core.usage import human_tokens  # noqa: E402
+from flower.usage import human_tokens  # noqa: E402
 
 DEGRADED = "交接降级"  # the manifest's note of a degraded handoff (texts.HANDOFF_NOTE_DEGRADED)
 CHART_ROWS = 20
@@ -261,7 +261,7 @@ def analyze(run_dir: Path) -> dict[str, Any]:
 
 def _store_url() -> str | None:
     """The configured session store (``--store`` / ``FLOWER_STORE_URL``), None: sessions.db."""
-    from flower.stores.select import configured_url
+    from flower.stores.url import configured_url
 
     return configured_url()
 

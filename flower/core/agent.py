@@ -146,6 +146,14 @@ class HandoffPolicy:
         return replace(self, window=resolve_window(self.window, environ))
 
 
+def handoff_setting(window: int | None, *, enabled: bool = True) -> HandoffPolicy | bool:
+    """What ``Runtime(handoff=…)`` gets from ``--window N`` / ``--no-handoff`` (the local CLI
+    and a Temporal worker build it from the same two values, so they hand off alike)."""
+    if not enabled:
+        return HandoffPolicy(enabled=False)
+    return HandoffPolicy(window=window) if window and window > 0 else True
+
+
 @dataclass
 class AgentSpec:
     """One agent role: instructions, tools, limits. Plain data; compiled by ``build_options``."""

@@ -1,23 +1,7 @@
-"""Credentials and configuration: environment variables plus ``.env`` files, nothing else.
+"""Credentials: check them, describe them masked, probe them against the gateway, save them.
 
-flower has no config file format. ``load_dotenv()`` fills ``os.environ`` from up to six
-sources, highest priority first, and a key keeps the first value it gets (an empty value
-too), so priority is decided per key: a project ``.env`` may set only the base URL while the
-token comes from the user's file.
-
-1. the process environment (never overwritten unless ``override``);
-2. the file named by ``$FLOWER_ENV``;
-3. ``./.env``;
-4. ``${XDG_CONFIG_HOME:-~/.config}/flower/.env`` (what ``flower setup`` writes);
-5. ``.env`` at the source-repo root (only when running from a checkout);
-6. the ``env`` blocks of ``~/.claude/settings.json`` then ``settings.local.json`` — only the
-   nine ``KNOWN`` keys: we borrow where Claude Code keeps its token, not its permissions,
-   hooks or models, so ``setting_sources=[]`` stays portable.
-
-The Runtime and the CLI do not export: they read the merged mapping (:func:`effective_env`,
-``load_dotenv(export=False)``) and hand ``.env`` values to the agent subprocess only, so the
-process environment — and every other subprocess — stays as the user set it.
-
+Where settings come from (the process environment plus ``.env`` files) is ``flower.config``;
+its readers are re-exported here because scripts import them from ``flower.core.env``.
 Secrets are only ever printed through :func:`mask` / :func:`redact`. No SDK import here.
 """
 
@@ -30,138 +14,28 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from flower import texts
+from flower import config, texts
+from flower.config import (  # re-exported: flower.core.env is where scripts import them
+    KNOWN,
+    REQUIRED_ANY,
+    claude_settings_paths,
+    effective_env,
+    load_dotenv,
+    parse_dotenv,
+    source_env_path,
+    user_env_path,
+)
 from flower.core.paths import atomic_write
 
-REQUIRED_ANY = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN")
-KNOWN = (
-    "ANTHROPIC_API_KEY",
-    "ANTHROPIC_AUTH_TOKEN",
-    "ANTHROPIC_BASE_URL",
-    "ANTHROPIC_MODEL",
-    "ANTHROPIC_DEFAULT_OPUS_MODEL",
-    "ANTHROPIC_DEFAULT_SONNET_MODEL",
-    "ANTHROPIC_DEFAULT_HAIKU_MODEL",
-    "CLAUDE_CODE_SUBAGENT_MODEL",
-    "CLAUDE_CODE_EFFORT_LEVEL",
-)
+__all__ = ["KNOWN", "REQUIRED_ANY", "check_credentials", "claude_settings_paths", "describe",
+           "effective_env", "load_dotenv", "mask", "parse_dotenv", "probe_credentials",
+           "redact", "secret_values", "source_env_path", "user_env_path", "write_user_env"]
+
 DEFAULT_BASE_URL = "https://api.anthropic.com"
 # Used by the probe when no model is configured; an alias the official API serves.
 DEFAULT_PROBE_MODEL = "claude-haiku-4-5"
 ANTHROPIC_VERSION = "2023-06-01"
 _SECRET_RE = re.compile(r"KEY|TOKEN|SECRET|PASSWORD", re.IGNORECASE)
-_REPO_ROOT = Path(__file__).resolve().parents[2]
-
-
-# --- where to look ----------------------------------------------------------------------
-
-def user_env_path() -> Path:
-    """The per-user file ``flower setup`` writes (honours ``XDG_CONFIG_HOME``)."""
-    base = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
-    return Path(base) / "flower" / ".env"
-
-
-def source_env_path() -> Path | None:
-    """``.env`` beside a source checkout, or None for an installed (site-packages) flower."""
-    if (_REPO_ROOT / ".git").exists() or (_REPO_ROOT / "pyproject.toml").exists():
-        return _REPO_ROOT / ".env"
-    return None
-
-
-def claude_settings_paths() -> tuple[Path, Path]:
-    d = Path.home() / ".claude"
-    return d / "settings.json", d / "settings.local.json"
-
-
-def _dotenv_sources() -> list[Path]:
-    paths: list[Path] = []
-    if os.environ.get("FLOWER_ENV"):
-        paths.append(Path(os.environ["FLOWER_ENV"]).expanduser())
-    paths += [Path.cwd() / ".env", user_env_path()]
-    repo = source_env_path()
-    if repo is not None:
-        paths.append(repo)
-    return paths
-
-
-# --- parsing ----------------------------------------------------------------------------
-
-def parse_dotenv(text: str) -> list[tuple[str, str]]:
-    """The exact rules: strip each line; skip blank, ``#`` and ``=``-less lines; split at the
-    first ``=``; strip both sides; strip any leading/trailing quotes from the value.
-
-    Deliberately minimal: ``export K=V`` gives the key ``export K``, ``K=v # note`` keeps the
-    comment, nothing is interpolated. Predictable beats clever for a credentials file.
-    """
-    pairs: list[tuple[str, str]] = []
-    for raw in text.splitlines():
-        line = raw.strip()
-        if not line or line.startswith("#") or "=" not in line:
-            continue
-        key, _, value = line.partition("=")
-        key, value = key.strip(), value.strip().strip("'\"")
-        if key:
-            pairs.append((key, value))
-    return pairs
-
-
-def _read_dotenv(path: Path) -> list[tuple[str, str]]:
-    try:
-        return parse_dotenv(path.read_text(encoding="utf-8", errors="replace"))
-    except OSError:
-        return []
-
-
-def _read_claude_settings(path: Path) -> list[tuple[str, str]]:
-    """Credential keys from one Claude Code settings file; anything broken counts as empty."""
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return []
-    env = data.get("env") if isinstance(data, dict) else None
-    if not isinstance(env, dict):
-        return []
-    return [(k, env[k]) for k in KNOWN if isinstance(env.get(k), str) and env[k]]
-
-
-def load_dotenv(path: str | Path | None = None, *, override: bool = False,
-                export: bool = True) -> dict[str, str]:
-    """Fill ``os.environ`` from the sources above; returns the keys it actually set.
-
-    An explicit ``path`` reads only that file — no fallback to the other sources. With
-    ``export=False`` nothing is written anywhere: the same mapping is only returned, for a
-    caller that hands it to a subprocess itself (the Runtime's agent env) or checks
-    credentials with it (:func:`effective_env`) — the process env stays as the user set it.
-    """
-    if path is not None:
-        batches: Iterable[list[tuple[str, str]]] = [_read_dotenv(Path(path).expanduser())]
-    else:
-        files = [_read_dotenv(p) for p in _dotenv_sources()]
-        batches = files + [_read_claude_settings(p) for p in claude_settings_paths()]
-    claimed: set[str] = set()
-    loaded: dict[str, str] = {}
-    for batch in batches:
-        for key, value in batch:
-            if key in claimed or (key in os.environ and not override):
-                claimed.add(key)
-                continue
-            claimed.add(key)
-            if not export:
-                if "\0" in key or "=" in key or "\0" in value:  # the OS could not hold it
-                    continue
-            else:
-                try:
-                    os.environ[key] = value
-                except ValueError:  # NUL or '=' in the key: the OS cannot hold it
-                    continue
-            loaded[key] = value
-    return loaded
-
-
-def effective_env(path: str | Path | None = None) -> dict[str, str]:
-    """The process environment plus what the ``.env`` sources add — what an agent started
-    now would see — without touching ``os.environ``."""
-    return {**os.environ, **load_dotenv(path, export=False)}
 
 
 # --- checking and describing --------------------------------------------------------------
@@ -175,7 +49,7 @@ def _places() -> list[str]:
         texts.CRED_PLACE_CWD.format(path=Path.cwd() / ".env"),
         texts.CRED_PLACE_USER.format(path=user_env_path()),
     ]
-    repo = source_env_path()
+    repo = config.source_env_path()  # looked up at call time (tests point it elsewhere)
     if repo is not None:
         places.append(texts.CRED_PLACE_REPO.format(path=repo))
     places.append(texts.CRED_PLACE_CLAUDE.format(path=claude_settings_paths()[0]))

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from flower import texts
-from flower.core.usage import context_of
+from flower.usage import context_of
 
 EventKind = Literal[
     "text",

@@ -40,10 +40,10 @@ from flower.core.manifest import FILENAME as MANIFEST_NAME
 from flower.core.manifest import Manifest
 from flower.core.paths import project_key as _project_key
 from flower.core.resilience import Resilience, classify, is_fatal_retry, nap
+from flower.stores.backend import layered_store
 from flower.stores.book import remote_book
 from flower.stores.book import run_name as run_name_for
 from flower.stores.prune import PrunePolicy
-from flower.stores.select import layered_store
 from flower.stores.trim import EphemeralPolicy, TrimPolicy
 
 if TYPE_CHECKING:
@@ -241,7 +241,7 @@ class Runtime:
         """Is ``session_id`` stored for this workspace? (reads one meta row)
 
         With a shared store (PostgreSQL), a session stored under another workspace path
-        is adopted under this one first (see ``flower.stores.select``)."""
+        is adopted under this one first (see ``flower.stores.url``)."""
         if not session_id:
             return False
         if self.store.has_session(self.project_key, session_id):

@@ -51,8 +51,8 @@ def load_workflow(req: dict[str, Any]) -> Workflow:
     """The user's Workflow from ``req["target"]`` — a fresh one per activity (ctx and
     channel are per run). ``kwargs`` (e.g. ``flower "…" --temporal``) call a module-level
     factory with them. Import problems are not retryable: another worker has the same code."""
-    from flower.commands import TargetError, load_target
     from flower.workflow.base import Workflow
+    from flower.workflow.target import TargetError, load_target
 
     target, kwargs = req["target"], req.get("kwargs") or {}
     cwd = Path(req.get("cwd") or os.getcwd())
@@ -204,9 +204,9 @@ def _make_runtime(req: dict[str, Any], wf: Workflow, run_id: str, carried: str |
                         r.resumed = True
             super()._write_manifest()
 
-    from flower.commands import _handoff
+    from flower.core.agent import handoff_setting
 
-    handoff = _handoff(req.get("window"), not req.get("handoff", True))
+    handoff = handoff_setting(req.get("window"), enabled=req.get("handoff", True))
     rt = StepRuntime(workspace=req["workspace"], run_dir=req["run_dir"],
                      trim=bool(req.get("trim")), handoff=handoff,
                      workbench=wf.workbench or False)

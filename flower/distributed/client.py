@@ -1,7 +1,7 @@
 """The submitting side: start a distributed run, follow it in the terminal, list runs.
 
 ``submit`` starts a ``FlowerRun``; ``follow`` polls its ``progress`` query and hands every
-new event to a callback (the terminal renders it with ``flower.ui.Renderer``). A question a
+new event to a callback (the command line renders it). A question a
 step asks on some worker arrives as an ``ask`` event; ``RemoteChannel`` gives the terminal
 the same ``pending``/``answer``/``decline``/``send`` a local ``HumanChannel`` has, and turns
 each answer into a signal to the run. ``runs`` lists the runs with step, cost and state.
@@ -21,7 +21,6 @@ from flower import texts
 from flower.distributed.codec import event_from_json
 
 if TYPE_CHECKING:
-    from rich.console import Console
 
     from flower.core.events import Event
 
@@ -165,7 +164,7 @@ class RemoteChannel:
             await asyncio.gather(*list(self._sending), return_exceptions=True)
 
 
-class _RemoteRuntime:
+class RemoteRuntime:
     """What ``terminal.Session`` needs of a Runtime; interrupting a remote turn is not
     supported (Ctrl-C detaches instead — the run goes on on the workers)."""
 
@@ -180,7 +179,7 @@ class _RemoteRuntime:
         pass
 
 
-class _RemoteRun:
+class RemoteRun:
     """Looks like a Workflow to ``Session.drive``: ``run`` follows the remote run."""
 
     def __init__(self, handle: Any, channel: RemoteChannel) -> None:
@@ -198,42 +197,6 @@ class _RemoteRun:
         await self.channel.drain()
         return {"_failed_at": self.progress.get("failed_at") or None} \
             if self.progress.get("failed_at") else {}
-
-
-def drive(out: Console, handle: Any, *, workspace: Path, run_dir: Path,
-          verbose: bool = False) -> int:
-    """Follow the run in this terminal (answering its questions); exit code as ``flower
-    run``: 0 done, 1 failed, 130 detached with Ctrl-C (the run goes on)."""
-    import anyio
-
-    from flower.terminal import Session
-
-    class RemoteSession(Session):
-        def ctrl_c(self) -> None:
-            self.render.line(f"  ! {texts.DIST_DETACHED.format(run=handle.id)}", "yellow")
-            self.stop()
-
-    channel = RemoteChannel(handle)
-    remote = _RemoteRun(handle, channel)
-    session = RemoteSession(out, _RemoteRuntime(workspace, run_dir),  # type: ignore[arg-type]
-                            channel=channel, verbose=verbose)
-    anyio.run(session.drive, remote)
-    if session.quit:
-        return 130
-    p = remote.progress
-    manifest = Path(run_dir) / "manifest.json"
-    out.print(texts.CLOSING.format(cost=float(p.get("cost") or 0.0), manifest=manifest),
-              highlight=False)
-    if p.get("state") == "done":
-        return 0
-    from rich.markup import escape
-
-    why = p.get("why") or ""
-    if p.get("failed_at"):
-        out.print(f"[red]x {escape(texts.ABORTED_AT.format(step=p['failed_at'], why=why))}[/]")
-    else:
-        out.print(f"[red]x {escape(texts.DIST_RUN_FAILED.format(why=why))}[/]")
-    return 1
 
 
 # ------------------------------------------------------------------ flower status

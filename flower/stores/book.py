@@ -72,7 +72,7 @@ def configured_book(workspace: str | Path, run: str | None = None) -> Iterator[R
     """The book of the configured store (``FLOWER_STORE_URL``) for code that runs before
     any Runtime exists (``--new`` resets the remote lineage too); None without PostgreSQL
     or when the server cannot be reached. Closed (flushed) on exit."""
-    from flower.stores.select import configured_url, is_postgres_url
+    from flower.stores.url import configured_url, is_postgres_url
 
     url = configured_url()
     if not is_postgres_url(url):

@@ -26,8 +26,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from flower import texts
-from flower.core.usage import entry_context
 from flower.stores.codec import decode
+from flower.usage import entry_context
 
 if TYPE_CHECKING:
     from flower.stores.postgres import PostgresSessionStore

@@ -52,7 +52,6 @@ from __future__ import annotations
 
 import collections
 import logging
-import re
 import threading
 import time
 from collections.abc import Callable
@@ -70,11 +69,11 @@ from claude_agent_sdk import (
 )
 
 from flower import texts
-from flower.core.usage import entry_context
 from flower.stores.codec import decode, decode_many, encode
 from flower.stores.rows import Rejected, plan_append
-from flower.stores.select import is_postgres_url
 from flower.stores.sqlite import store_key
+from flower.stores.url import display_url, is_postgres_url
+from flower.usage import entry_context
 
 try:
     import psycopg
@@ -150,12 +149,6 @@ class StoreVersionError(RuntimeError):
 
 class StoreOffline(StoreUnavailable):
     """The server did not answer within ``retry_for`` seconds (an outage, not a bad URL)."""
-
-
-def display_url(url: str) -> str:
-    """``url`` with any password replaced by ``***`` (safe for messages and logs)."""
-    masked = re.sub(r"(://[^:/@]*:)[^@]*@", r"\1***@", url)
-    return re.sub(r"(password=)[^&\s]*", r"\1***", masked, flags=re.IGNORECASE)
 
 
 def _reason(exc: BaseException) -> str:

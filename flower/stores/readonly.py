@@ -15,7 +15,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from flower.core.usage import entry_context
+from flower.usage import entry_context
 
 __all__ = ["NoSessions", "Round", "connect_ro", "last_context", "main_rounds",
            "parse_timestamp", "rounds_from"]

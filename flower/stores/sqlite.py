@@ -38,9 +38,9 @@ from claude_agent_sdk import (
     fold_session_summary,
 )
 
-from flower.core.usage import entry_context
 from flower.stores.codec import decode_many, encode
 from flower.stores.rows import Rejected, plan_append
+from flower.usage import entry_context
 
 __all__ = ["SCHEMA", "SqliteSessionStore", "StoreCorruptError", "gc_paused", "store_key"]
 

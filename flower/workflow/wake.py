@@ -19,9 +19,9 @@ from flower.core.brief import Brief
 from flower.core.goal import Goal
 from flower.core.lineage import Lineage
 from flower.core.paths import project_key
-from flower.core.usage import human_tokens
 from flower.core.workbench import Workbench
 from flower.stores.readonly import NoSessions, connect_ro, last_context
+from flower.usage import human_tokens
 
 DB_NAME = "sessions.db"
 _SCAN_LIMIT = 500  # entries walked back from the end looking for the last real API call
@@ -154,7 +154,7 @@ def wake_state(
 def _probe(ws: Path, store: str | None, run: str | None) -> Any:
     """A read-only :class:`~flower.stores.pgbook.RunProbe` when the store is PostgreSQL
     and can be read; None otherwise (SQLite: the probe reads ``sessions.db`` as always)."""
-    from flower.stores.select import configured_url, is_postgres_url
+    from flower.stores.url import configured_url, is_postgres_url
 
     url = configured_url(store)
     if not is_postgres_url(url):

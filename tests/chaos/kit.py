@@ -21,8 +21,8 @@ from pathlib import Path
 from typing import Any
 
 from flower import texts
+from flower.cli.commands.demo import ASK, DemoBrain
 from flower.core.paths import project_key
-from flower.demo import ASK, DemoBrain
 from flower.testing import Request, reply, tool_use
 
 ASK_TOOL = "mcp__human__ask"

@@ -29,8 +29,8 @@ from pathlib import Path
 
 import pytest
 
+from flower.cli.commands.demo import ASK, DemoBrain
 from flower.core.paths import project_key
-from flower.demo import ASK, DemoBrain
 from flower.testing import FakeServer, Request
 from flower.testing.env import offline_env
 

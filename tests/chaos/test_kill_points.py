@@ -23,7 +23,7 @@ from pathlib import Path
 import pytest
 
 from flower import texts
-from flower.demo import ASK, FIX_MARK
+from flower.cli.commands.demo import ASK, FIX_MARK
 from flower.testing import FakeServer, tool_result_text
 
 from .kit import (

@@ -14,7 +14,7 @@ from pathlib import Path
 import anyio
 
 from flower import Resilience, Runtime, starter_flow
-from flower.demo import ASK
+from flower.cli.commands.demo import ASK
 from flower.testing import FakeServer, Request, cut
 
 from .kit import ChaosBrain, role

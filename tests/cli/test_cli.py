@@ -12,8 +12,11 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from flower import cli, commands, texts
-from flower.cli import lift_globals, route
+from flower import texts
+from flower.cli import app as cli
+from flower.cli import context
+from flower.cli.app import lift_globals, route
+from flower.workflow import target as targets
 
 
 @pytest.mark.parametrize("argv,expected", [
@@ -58,8 +61,9 @@ def captured(monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
             return 0
         return record
 
-    for name in ("go", "run", "once", "setup", "show_log"):
-        monkeypatch.setattr(commands, name, recorder(name))
+    for module, name in (("go", "go"), ("run", "run"), ("once", "once"), ("setup", "setup"),
+                         ("log", "show_log")):
+        monkeypatch.setattr(f"flower.cli.commands.{module}.{name}", recorder(name))
     return seen
 
 
@@ -143,11 +147,11 @@ def test_help_does_not_run_anything(captured: dict[str, Any]) -> None:
 
 
 def test_run_dir_follows_the_workspace(tmp_path: Path) -> None:
-    g = cli.Globals(workspace=str(tmp_path / "w"), run_dir=None, verbose=False,
+    g = context.Globals(workspace=str(tmp_path / "w"), run_dir=None, verbose=False,
                     workbench=False, trim=False)
-    assert commands.dirs(g) == ((tmp_path / "w").resolve(), (tmp_path / "w" / "runs").resolve())
+    assert context.dirs(g) == ((tmp_path / "w").resolve(), (tmp_path / "w" / "runs").resolve())
     g.run_dir = str(tmp_path / "elsewhere")
-    assert commands.dirs(g)[1] == (tmp_path / "elsewhere").resolve()
+    assert context.dirs(g)[1] == (tmp_path / "elsewhere").resolve()
 
 
 # ------------------------------------------------------------------ run TARGET errors
@@ -188,8 +192,8 @@ def test_run_target_errors(flows: Path, target: str, message: str,
                            monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(flows)
     monkeypatch.setattr(sys, "path", list(sys.path))
-    with pytest.raises(commands.TargetError, match=message.replace("(", r"\(")):
-        commands.load_target(target)
+    with pytest.raises(targets.TargetError, match=message.replace("(", r"\(")):
+        targets.load_target(target)
 
 
 @pytest.mark.parametrize("target", ["flows.py:main", "flows.py:ready", "flows:main"])
@@ -198,7 +202,7 @@ def test_run_target_loads_a_workflow(flows: Path, target: str,
     monkeypatch.chdir(flows)
     monkeypatch.setattr(sys, "path", list(sys.path))
     monkeypatch.delitem(sys.modules, "flows", raising=False)
-    wf = commands.load_target(target)
+    wf = targets.load_target(target)
     assert [s.name for s in wf.steps] == ["one"]
 
 

@@ -21,8 +21,8 @@ from rich.console import Console
 
 from flower import runlog, texts
 from flower.core.paths import project_key
-from flower.core.usage import entry_context
 from flower.stores.sqlite import SqliteSessionStore
+from flower.usage import entry_context
 
 FIXTURES = Path(__file__).resolve().parents[1] / "stores" / "fixtures"
 T0 = 1_767_225_600.0  # 2026-01-01T00:00:00Z

@@ -14,9 +14,9 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
-from flower import setup_screen, texts
-from flower.core import env as envmod
-from flower.setup_screen import (
+from flower import config, texts
+from flower.cli.tui import setup_screen
+from flower.cli.tui.setup_screen import (
     configure,
     describe_config,
     ensure_credentials,
@@ -26,6 +26,7 @@ from flower.setup_screen import (
     reconfigure_after_failure,
     run_setup,
 )
+from flower.core import env as envmod
 from flower.testing import FakeServer, fault
 
 KEY = "sk-ant-api03-SECRETSECRETSECRET-0123456789"
@@ -60,7 +61,7 @@ def sandbox(home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iter
     cwd = tmp_path / "project"
     cwd.mkdir()
     monkeypatch.chdir(cwd)
-    monkeypatch.setattr(envmod, "source_env_path", lambda: tmp_path / "repo" / ".env")
+    monkeypatch.setattr(config, "source_env_path", lambda: tmp_path / "repo" / ".env")
     monkeypatch.setattr(setup_screen, "PROBE_TIMEOUT", 5.0)
     for var in ("http_proxy", "https_proxy", "HTTP_PROXY", "HTTPS_PROXY", "all_proxy",
                 "ALL_PROXY", "FLOWER_NO_PROBE"):
@@ -643,7 +644,7 @@ def test_import_is_light():
     import subprocess
     import sys
 
-    code = ("import sys, flower.setup_screen\n"
+    code = ("import sys, flower.cli.tui.setup_screen\n"
             "print(','.join(m for m in ('rich', 'claude_agent_sdk') if m in sys.modules))")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           check=True)

@@ -18,6 +18,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from flower import config
 from flower.core import env as envmod
 from flower.core.env import (
     KNOWN,
@@ -46,7 +47,7 @@ def sandbox(home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iter
     monkeypatch.chdir(cwd)
     repo = tmp_path / "repo"
     repo.mkdir()
-    monkeypatch.setattr(envmod, "source_env_path", lambda: repo / ".env")
+    monkeypatch.setattr(config, "source_env_path", lambda: repo / ".env")
     for proxy in ("http_proxy", "https_proxy", "HTTP_PROXY", "HTTPS_PROXY", "all_proxy",
                   "ALL_PROXY"):
         monkeypatch.delenv(proxy, raising=False)
@@ -288,12 +289,12 @@ def test_source_repo_env_only_for_a_checkout(monkeypatch, tmp_path, marker, foun
     root.mkdir()
     if marker:
         (root / marker).touch()
-    monkeypatch.setattr(envmod, "_REPO_ROOT", root)
-    assert envmod.source_env_path() == (root / ".env" if found else None)
+    monkeypatch.setattr(config, "_REPO_ROOT", root)
+    assert config.source_env_path() == (root / ".env" if found else None)
 
 
-def test_repo_root_is_three_levels_above_env_py():
-    assert Path(envmod.__file__).resolve().parent.parent.parent == envmod._REPO_ROOT
+def test_repo_root_is_the_folder_holding_the_package():
+    assert Path(config.__file__).resolve().parent.parent == config._REPO_ROOT
 
 
 # --- check_credentials -------------------------------------------------------------------

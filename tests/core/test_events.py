@@ -304,7 +304,7 @@ def test_renderer_shows_a_mirror_warning():
     from rich.console import Console
 
     from flower import texts
-    from flower.ui import Renderer
+    from flower.cli.tui.render import Renderer
 
     console = Console(record=True, width=200)
     Renderer(console)(Event("error", text=texts.MIRROR_FAILED.format(error="disk full"),

@@ -8,7 +8,7 @@ import sys
 
 from click.testing import CliRunner
 
-from flower.cli import COMMANDS, main, route
+from flower.cli.app import COMMANDS, main, route
 from flower.core.events import Event
 from flower.distributed.codec import dump_ctx, event_from_json, event_to_json, load_ctx
 

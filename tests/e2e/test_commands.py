@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from flower import texts
-from flower.demo import ASK, DemoBrain
+from flower.cli.commands.demo import ASK, DemoBrain
 from flower.testing import FakeServer, match, reply, tool_use
 
 TIMEOUT = 90

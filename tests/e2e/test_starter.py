@@ -29,7 +29,7 @@ from flower import (
     starter_flow,
     texts,
 )
-from flower.demo import ASK, DemoBrain
+from flower.cli.commands.demo import ASK, DemoBrain
 from flower.testing import FakeServer, Request, reply
 
 QUICK = Resilience(base_delay=0.05, max_delay=0.2, probe_interval=0.2)

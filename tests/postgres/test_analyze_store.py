@@ -20,9 +20,9 @@ import pytest
 
 from flower import runlog
 from flower.core.paths import project_key
-from flower.stores.copy import copy_sessions
 from flower.stores.postgres import PostgresSessionStore
 from flower.stores.sqlite import SqliteSessionStore
+from flower.stores.transfer import copy_sessions
 from flower.testing.postgres import TempPostgres
 
 ROOT = Path(__file__).resolve().parents[2]

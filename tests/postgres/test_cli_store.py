@@ -2,7 +2,7 @@
 then a second process on a *different* workspace copy resumes the session from PostgreSQL;
 ``flower store copy`` between SQLite and PostgreSQL; ``flower log`` and the selection rules.
 
-How resume finds the session across workspace paths (flower.stores.select): the SDK loads a
+How resume finds the session across workspace paths (flower.stores.url): the SDK loads a
 resumed session under the project key of the CURRENT workspace path. When that key does not
 hold the session and exactly one other project key in the shared store does, Runtime adopts
 it (copies it under the current key; the original stays) before the CLI starts.

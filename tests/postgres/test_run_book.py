@@ -202,7 +202,7 @@ def test_second_machine_wakes_the_run_from_the_store(
 
 
 def test_run_is_a_global_flag_anywhere() -> None:
-    from flower.cli import lift_globals, route
+    from flower.cli.app import lift_globals, route
 
     assert lift_globals(["run", "f.py:m", "--run", "demo"]) == (["--run", "demo"],
                                                                  ["run", "f.py:m"])

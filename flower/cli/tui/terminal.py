@@ -29,7 +29,7 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from flower import texts
-from flower.core.usage import human_tokens
+from flower.usage import human_tokens
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -88,7 +88,7 @@ class Session:
 
     def __init__(self, out: Console, rt: Runtime, *, channel: Any = None,
                  workbench: Any = None, verbose: bool = False) -> None:
-        from flower.ui import Renderer
+        from flower.cli.tui.render import Renderer
 
         self.out = out
         self.rt = rt
@@ -393,7 +393,7 @@ def run_workflow(out: Console, wf: Workflow, rt: Runtime, *, verbose: bool = Fal
 
     out.print(f"[red]x {escape(texts.ABORTED_AT.format(step=failed, why=why))}[/]")
     if result is not None and result.error:
-        from flower.setup_screen import reconfigure_after_failure
+        from flower.cli.tui.setup_screen import reconfigure_after_failure
 
         reconfigure_after_failure(out, result.error, interactive=sys.stdin.isatty())
     return 1
@@ -405,7 +405,7 @@ def run_once(out: Console, rt: Runtime, spec: AgentSpec, prompt: str, *,
     reference built a new one per event: elapsed 0:00 and $0.00 forever)."""
     import anyio
 
-    from flower.ui import Renderer
+    from flower.cli.tui.render import Renderer
 
     render = Renderer(out, verbose=verbose)
 

@@ -1,12 +1,6 @@
-"""Which session store a run uses, chosen without code changes.
+"""Open the store a URL names, and wrap it in the load layers a Runtime reads through.
 
-Precedence: ``Runtime(store=…)`` (a URL string or a store object) → ``flower --store URL``
-(the CLI puts it in ``FLOWER_STORE_URL``) → ``FLOWER_STORE_URL`` from the environment or a
-``.env`` file → ``<run_dir>/sessions.db``.
-
-A URL is ``postgresql://…`` (or ``postgres://…``) for :class:`PostgresSessionStore`, or a
-SQLite file: ``sqlite:///abs/path.db`` or a plain path. Whatever the backend, Runtime gets
-it with the load layers (trim/expire/prune) around it.
+Whatever the backend, Runtime gets it with the load layers (trim/expire/prune) around it.
 
 Resuming on another machine or folder: the SDK loads a resumed session under the project
 key of the CURRENT workspace path, so a workspace copy at another path does not see it.
@@ -20,41 +14,13 @@ adoption (and a fresh session, as without the store).
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-__all__ = ["ENV", "backend_for", "configured_url", "is_postgres_url", "layered_store"]
+from flower.stores.url import configured_url, is_postgres_url, sqlite_path
 
-ENV = "FLOWER_STORE_URL"
-_PG = re.compile(r"^postgres(ql)?://", re.IGNORECASE)
-
-
-def is_postgres_url(value: object) -> bool:
-    return isinstance(value, str) and bool(_PG.match(value.strip()))
-
-
-def configured_url(explicit: str | None = None, *, dotenv: bool = True,
-                   env: Mapping[str, str] | None = None) -> str | None:
-    """``explicit``, else ``FLOWER_STORE_URL`` (after reading ``.env`` files), else None.
-    ``env``: settings the caller has already merged (the Runtime's), read as they are."""
-    if explicit and explicit.strip():
-        return explicit.strip()
-    if env is not None:
-        value = env.get(ENV, "").strip()
-    elif dotenv:  # read .env without exporting it: credentials stay out of os.environ
-        from flower.core.env import effective_env
-
-        value = effective_env().get(ENV, "").strip()
-    else:
-        value = os.environ.get(ENV, "").strip()
-    return value or None
-
-
-def sqlite_path(spec: str) -> Path:
-    path = spec[len("sqlite://"):] if spec.lower().startswith("sqlite://") else spec
-    return Path(path).expanduser()
+__all__ = ["backend_for", "layered_store"]
 
 
 def backend_for(spec: str) -> Any:

@@ -66,7 +66,6 @@ from flower import texts
 from flower.core import manifest as _manifest
 from flower.core.lineage import recorded_workspace
 from flower.core.paths import project_key
-from flower.core.usage import entry_context, human_tokens
 from flower.stores.readonly import (
     NoSessions,
     Round,
@@ -75,6 +74,7 @@ from flower.stores.readonly import (
     parse_timestamp,
     rounds_from,
 )
+from flower.usage import entry_context, human_tokens
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -659,7 +659,7 @@ def _open_reader(run_dir: Path) -> tuple[str, _SqliteReader | _PgReader | None]:
     """The store ``flower log`` and ``analyze_run`` read, opened read-only: the configured
     one (``--store`` / ``FLOWER_STORE_URL``) when set, else ``<run_dir>/sessions.db``. With
     it the status ``RunLog.db`` reports: ``ok``, ``missing`` or ``unreadable``."""
-    from flower.stores.select import configured_url, is_postgres_url, sqlite_path
+    from flower.stores.url import configured_url, is_postgres_url, sqlite_path
 
     db = run_dir / DB_NAME
     url = configured_url()
@@ -861,7 +861,7 @@ def render(log: RunLog, console: Console) -> None:
     from rich.cells import cell_len
     from rich.text import Text
 
-    from flower.ui import clean
+    from flower.cli.tui.render import clean
 
     bars = BARS if _utf8(console) else BARS_ASCII
     totals = log.totals()

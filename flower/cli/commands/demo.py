@@ -233,7 +233,7 @@ class _Story:
     clarifier's question with the first option (and says so)."""
 
     def __init__(self, console: Any, channel: Any) -> None:
-        from flower.ui import Renderer
+        from flower.cli.tui.render import Renderer
 
         self.render = Renderer(console)
         self.channel = channel

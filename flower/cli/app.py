@@ -15,12 +15,12 @@ word decides the command — anything that is not a command name is the ask of `
 from __future__ import annotations
 
 import sys
-from dataclasses import dataclass
 from typing import Any
 
 import click
 
 from flower import __version__
+from flower.cli.context import Globals
 from flower.texts import RUN_FLAG_HELP
 
 COMMANDS = ("go", "run", "once", "setup", "demo", "log", "store", "worker", "status")
@@ -79,19 +79,6 @@ class FlowerGroup(click.Group):
 
     def list_commands(self, ctx: click.Context) -> list[str]:
         return list(COMMANDS)
-
-
-@dataclass
-class Globals:
-    """What the global flags say, resolved."""
-
-    workspace: str
-    run_dir: str | None
-    verbose: bool
-    workbench: bool
-    trim: bool
-    store: str | None = None
-    run: str | None = None
 
 
 CONTEXT = {"help_option_names": list(HELP), "max_content_width": 100}
@@ -193,10 +180,10 @@ def go(g: Globals, ask: str | None, temporal: str | None, queue: str, heartbeat:
        **opts: Any) -> None:
     """The default job: clarify → set goal → coordinator dispatches → judge each round."""
     if temporal:
-        from flower.distributed.commands import go as submit_go
+        from flower.cli.commands.temporal import go as submit_go
 
         _leave(submit_go(g, ask, address=temporal, queue=queue, heartbeat=heartbeat, **opts))
-    from flower.commands import go as run_go
+    from flower.cli.commands.go import go as run_go
 
     sys.exit(run_go(g, ask, **opts))
 
@@ -209,10 +196,10 @@ def run(g: Globals, target: str, temporal: str | None, queue: str, heartbeat: fl
     """Run your workflow: TARGET is module:attr or path/to/file.py:attr (a Workflow, or a
     callable returning one)."""
     if temporal:
-        from flower.distributed.commands import run_target as submit_target
+        from flower.cli.commands.temporal import run_target as submit_target
 
         _leave(submit_target(g, target, address=temporal, queue=queue, heartbeat=heartbeat))
-    from flower.commands import run as run_target
+    from flower.cli.commands.run import run as run_target
 
     sys.exit(run_target(g, target))
 
@@ -230,7 +217,7 @@ def run(g: Globals, target: str, temporal: str | None, queue: str, heartbeat: fl
 @click.pass_obj
 def once(g: Globals, prompt: str, **opts: Any) -> None:
     """One agent, one shot: no workflow, no clarify, no judge."""
-    from flower.commands import once as run_once
+    from flower.cli.commands.once import once as run_once
 
     sys.exit(run_once(g, prompt, **opts))
 
@@ -238,7 +225,7 @@ def once(g: Globals, prompt: str, **opts: Any) -> None:
 @main.command(context_settings=CONTEXT)
 def setup() -> None:
     """Configure the credential (~/.config/flower/.env, mode 600) and check it."""
-    from flower.commands import setup as run_setup
+    from flower.cli.commands.setup import setup as run_setup
 
     sys.exit(run_setup())
 
@@ -251,7 +238,7 @@ def demo(g: Globals) -> None:
     Works in ./flower-demo (or -w DIR). Kill it halfway (even kill -9) and run it again: it
     wakes up and carries on.
     """
-    from flower.demo import run_demo
+    from flower.cli.commands.demo import run_demo
 
     sys.exit(run_demo(g.workspace if g.workspace != "." else None))
 
@@ -262,7 +249,7 @@ def demo(g: Globals) -> None:
 @click.pass_obj
 def log_cmd(g: Globals, run_dir: str | None, as_json: bool) -> None:
     """The runs in this folder: steps, sessions, attempts, cost, context per round."""
-    from flower.commands import show_log
+    from flower.cli.commands.log import show_log
 
     sys.exit(show_log(g, run_dir, as_json=as_json))
 
@@ -278,7 +265,7 @@ def store_group() -> None:
 def store_copy(src: str, dst: str) -> None:
     """Copy every session from SRC to DST (each a postgresql:// URL or a sessions.db path)
     and verify every entry; sessions already in DST are completed, never doubled."""
-    from flower.commands import copy_store
+    from flower.cli.commands.store import copy_store
 
     sys.exit(copy_store(src, dst))
 
@@ -294,7 +281,7 @@ def store_copy(src: str, dst: str) -> None:
 def worker(g: Globals, temporal: str, queue: str, concurrency: int | None) -> None:
     """Run steps of distributed runs (flower run … --temporal). Sessions go to --store
     (shared PostgreSQL when workers are on several machines); targets must be importable."""
-    from flower.distributed.commands import worker as serve
+    from flower.cli.commands.temporal import worker as serve
 
     _leave(serve(g, temporal, queue, concurrency))
 
@@ -306,13 +293,9 @@ def worker(g: Globals, temporal: str, queue: str, concurrency: int | None) -> No
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 def status(temporal: str, limit: int, as_json: bool) -> None:
     """Distributed runs: current step, cost and state of each."""
-    from flower.distributed.commands import status as show_status
+    from flower.cli.commands.temporal import status as show_status
 
     _leave(show_status(temporal, limit=limit, as_json=as_json))
-
-
-def entry() -> None:  # pragma: no cover - console script wrapper
-    main()
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -14,12 +14,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from flower import texts
-from flower.commands import _escape, console, dirs, fail
+from flower.cli.context import console, dirs, escape, fail
 
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from flower.cli import Globals
+    from flower.cli.context import Globals
 
 
 def _have_temporal(out: Console) -> bool:
@@ -68,10 +68,10 @@ def worker(g: Globals, address: str, queue: str, concurrency: int | None) -> int
         w = build_worker(client, queue, max_concurrent_steps=concurrency)
         store = os.environ.get("FLOWER_STORE_URL") or "<run_dir>/sessions.db"
         if "://" in store:
-            from flower.stores.postgres import display_url
+            from flower.stores.url import display_url
 
             store = display_url(store)
-        out.print(_escape(texts.DIST_WORKER_READY.format(address=address, queue=queue,
+        out.print(escape(texts.DIST_WORKER_READY.format(address=address, queue=queue,
                                                          store=store)), highlight=False)
         stopping: list[Any] = []
 
@@ -100,7 +100,7 @@ def submit(g: Globals, target: str, *, address: str, queue: str, heartbeat: floa
            kwargs: dict[str, Any] | None = None, trim: bool | None = None,
            handoff: bool = True, window: int | None = None) -> int:
     """Start the run on the workers of ``queue`` and follow it here (answers included)."""
-    from flower.distributed.client import drive, new_run_id, request, submit
+    from flower.distributed.client import new_run_id, request, submit
 
     out = console()
     if not _have_temporal(out):
@@ -120,7 +120,7 @@ def submit(g: Globals, target: str, *, address: str, queue: str, heartbeat: floa
     handle = asyncio.run(start())
     if handle is None:
         return 1
-    out.print(_escape(texts.DIST_SUBMITTED.format(run=run_id, queue=queue,
+    out.print(escape(texts.DIST_SUBMITTED.format(run=run_id, queue=queue,
                                                   run_dir=req["run_dir"])), highlight=False)
     return drive(out, handle, workspace=ws, run_dir=Path(req["run_dir"]), verbose=g.verbose)
 
@@ -128,7 +128,7 @@ def submit(g: Globals, target: str, *, address: str, queue: str, heartbeat: floa
 def run_target(g: Globals, target: str, *, address: str, queue: str, heartbeat: float) -> int:
     """``flower run TARGET --temporal …``: the target is checked here first (a typo fails
     in this terminal, not on a worker)."""
-    from flower.commands import TargetError, load_target
+    from flower.workflow.target import TargetError, load_target
 
     out = console()
     try:
@@ -145,7 +145,7 @@ def go(g: Globals, ask: str | None, *, address: str, queue: str, heartbeat: floa
     """``flower "…" --temporal …``: the default job, run by the workers. The workflow is
     built once here (it validates, archives with ``--new``, amends the brief); workers
     rebuild it from the same arguments."""
-    from flower.commands import start_prompt
+    from flower.cli.commands.go import start_prompt
     from flower.workflow.starter import starter_flow
 
     out = console()
@@ -167,6 +167,43 @@ def go(g: Globals, ask: str | None, *, address: str, queue: str, heartbeat: floa
     return submit(g, "flower.workflow.starter:starter_flow", address=address, queue=queue,
                   heartbeat=heartbeat, kwargs=kwargs, trim=not no_trim,
                   handoff=not no_handoff, window=window)
+
+
+def drive(out: Console, handle: Any, *, workspace: Path, run_dir: Path,
+          verbose: bool = False) -> int:
+    """Follow the run in this terminal (answering its questions); exit code as ``flower
+    run``: 0 done, 1 failed, 130 detached with Ctrl-C (the run goes on)."""
+    import anyio
+
+    from flower.cli.tui.terminal import Session
+    from flower.distributed.client import RemoteChannel, RemoteRun, RemoteRuntime
+
+    class RemoteSession(Session):
+        def ctrl_c(self) -> None:
+            self.render.line(f"  ! {texts.DIST_DETACHED.format(run=handle.id)}", "yellow")
+            self.stop()
+
+    channel = RemoteChannel(handle)
+    remote = RemoteRun(handle, channel)
+    session = RemoteSession(out, RemoteRuntime(workspace, run_dir),  # type: ignore[arg-type]
+                            channel=channel, verbose=verbose)
+    anyio.run(session.drive, remote)
+    if session.quit:
+        return 130
+    p = remote.progress
+    manifest = Path(run_dir) / "manifest.json"
+    out.print(texts.CLOSING.format(cost=float(p.get("cost") or 0.0), manifest=manifest),
+              highlight=False)
+    if p.get("state") == "done":
+        return 0
+    from rich.markup import escape
+
+    why = p.get("why") or ""
+    if p.get("failed_at"):
+        out.print(f"[red]x {escape(texts.ABORTED_AT.format(step=p['failed_at'], why=why))}[/]")
+    else:
+        out.print(f"[red]x {escape(texts.DIST_RUN_FAILED.format(why=why))}[/]")
+    return 1
 
 
 # ------------------------------------------------------------------ flower status

@@ -16,7 +16,8 @@ from typing import Any
 import anyio
 
 from flower import texts
-from flower.stores.select import backend_for, is_postgres_url, sqlite_path
+from flower.stores.backend import backend_for
+from flower.stores.url import is_postgres_url, sqlite_path
 
 __all__ = ["CopyError", "CopyResult", "copy_sessions", "key_of"]
 

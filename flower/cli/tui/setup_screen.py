@@ -31,7 +31,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from flower import texts
+from flower import config, texts
 from flower.core import env as envmod
 
 if TYPE_CHECKING:
@@ -99,7 +99,7 @@ def _unquote(value: str) -> str:
 def _say(console: Console, text: str, style: str = "") -> None:
     from rich.text import Text
 
-    from flower.ui import clean
+    from flower.cli.tui.render import clean
 
     console.print(Text(clean(text), style=style), soft_wrap=False, overflow="fold")
 
@@ -158,7 +158,7 @@ def _shadow(key: str, new: str, before: str | None, old_file: dict[str, str]) ->
     for path in higher:
         if path.resolve() == mine:
             continue
-        for k, v in envmod._read_dotenv(path):
+        for k, v in config.read_dotenv(path):
             if k == key:  # the first occurrence is the one load_dotenv takes
                 if v != new and (v or new):
                     return str(path)
@@ -166,11 +166,11 @@ def _shadow(key: str, new: str, before: str | None, old_file: dict[str, str]) ->
     if not before or before == new:
         return None
     known = [old_file.get(key)]
-    repo = envmod.source_env_path()
+    repo = config.source_env_path()
     if repo is not None:
-        known += [v for k, v in envmod._read_dotenv(repo) if k == key]
+        known += [v for k, v in config.read_dotenv(repo) if k == key]
     for settings in envmod.claude_settings_paths():
-        known += [v for k, v in envmod._read_claude_settings(settings) if k == key]
+        known += [v for k, v in config.read_claude_settings(settings) if k == key]
     return None if before in known else texts.SETUP_SHADOW_PROCESS
 
 

@@ -1,0 +1,65 @@
+"""``flower "…"`` / bare ``flower``: the default job, with wake-up."""
+
+from __future__ import annotations
+
+import sys
+from typing import TYPE_CHECKING
+
+from flower import texts
+from flower.cli.commands.local import credentials_ready, drive
+from flower.cli.context import Globals, console, dirs, escape, fail
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+
+def start_prompt(out: Console, *, waking: bool) -> str | None:
+    """Bare ``flower``: ask what to do (or whether to carry on). Read with ``input()``, not
+    through a shell, so full-width quotes and ``!`` are safe. ``None`` = cancelled."""
+    tty = sys.stdin.isatty()
+    if tty:
+        out.print(texts.START_WAKE if waking else texts.START_FRESH)
+    try:
+        return input("> ")
+    except (EOFError, KeyboardInterrupt):
+        return None
+
+
+def go(g: Globals, ask: str | None, *, asks: int, rounds: int, no_goal: bool,
+       judge_can_run: bool, timeout: float, isolate: bool, window: int | None,
+       no_handoff: bool, new: bool, clarify_only: bool, no_trim: bool) -> int:
+    """The default job: clarify → set goal → coordinator dispatches → judge each round."""
+    from flower.core.agent import handoff_setting
+    from flower.workflow.starter import starter_flow
+    from flower.workflow.wake import wake_banner, wake_state
+
+    out = console()
+    ws, run_dir = dirs(g)
+    if not credentials_ready(out, g):
+        return 1
+    state = wake_state(ws, run_dir=run_dir, isolate=isolate)
+    while ask is None:
+        said = start_prompt(out, waking=state["waking"] and not new)
+        if said is None:
+            out.print(texts.CANCELLED)
+            return 1
+        if said.strip() == "/new":
+            new = True
+            continue
+        ask = said
+        if not ask.strip() and not (state["waking"] and not new):
+            return fail(out, texts.EMPTY_ASK)
+    if clarify_only and state["waking"] and not new:
+        out.print(texts.CLARIFY_ONLY_DONE.format(path=state["brief"]))
+        return 0
+    if state["waking"] and not new:
+        out.print(f"[bold cyan]{escape(wake_banner(state))}[/]")
+    try:
+        wf = starter_flow(ask, workspace=ws, run_dir=run_dir, new=new, isolate=isolate,
+                          clarify_only=clarify_only, goal=not no_goal, rounds=rounds,
+                          judge_can_run=judge_can_run, max_asks=None if asks < 0 else asks,
+                          timeout_s=max(0.0, timeout))
+    except ValueError as exc:
+        return fail(out, str(exc))
+    return drive(out, g, wf, ws, run_dir, trim=not no_trim,
+                 handoff=handoff_setting(window, enabled=not no_handoff))

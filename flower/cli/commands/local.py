@@ -1,0 +1,38 @@
+"""What ``go``, ``run`` and ``once`` share: credentials checked once, a Runtime, the terminal."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from flower.cli.context import Globals, fail
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from flower.workflow.base import Workflow
+
+
+def credentials_ready(out: Console, g: Globals) -> bool:
+    """A credential is configured (asking for one in a terminal); ``-v`` prints the config."""
+    from flower.cli.tui.setup_screen import describe_config, ensure_credentials
+
+    ok = ensure_credentials(out, interactive=sys.stdin.isatty())
+    if ok and g.verbose:
+        describe_config(out)
+    return ok
+
+
+def drive(out: Console, g: Globals, wf: Workflow, ws: Path, run_dir: Path, *,
+          trim: bool, handoff: Any = True, workbench: Any = None) -> int:
+    """Run ``wf`` in this process with the live terminal; its exit code."""
+    from flower.cli.tui.terminal import run_workflow
+    from flower.core.runtime import Runtime
+
+    try:
+        rt = Runtime(workspace=ws, run_dir=run_dir, trim=trim, handoff=handoff,
+                     workbench=workbench if workbench is not None else (wf.workbench or False))
+    except (RuntimeError, ValueError, OSError) as exc:
+        return fail(out, str(exc))
+    return run_workflow(out, wf, rt, verbose=g.verbose)

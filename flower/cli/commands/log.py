@@ -1,0 +1,12 @@
+"""``flower log [RUN_DIR]``: the runs in a folder — steps, sessions, attempts, cost, context."""
+
+from __future__ import annotations
+
+from flower.cli.context import Globals, dirs
+
+
+def show_log(g: Globals, run_dir: str | None, *, as_json: bool) -> int:
+    """Print the log of ``run_dir`` (default: this workspace's ``runs/``)."""
+    from flower.runlog import main as log_main
+
+    return log_main(run_dir or str(dirs(g)[1]), as_json=as_json)

@@ -1,0 +1,25 @@
+"""``flower run TARGET``: your workflow, driven like the default job."""
+
+from __future__ import annotations
+
+from flower.cli.commands.local import credentials_ready, drive
+from flower.cli.context import Globals, console, dirs, fail
+
+
+def run(g: Globals, target: str) -> int:
+    """Load ``TARGET`` (a typo fails before any credential check), then drive it here."""
+    from flower.core.workbench import Workbench
+    from flower.workflow.target import TargetError, load_target
+
+    out = console()
+    ws, run_dir = dirs(g)
+    try:
+        wf = load_target(target)
+    except TargetError as exc:
+        return fail(out, str(exc))
+    if not credentials_ready(out, g):
+        return 1
+    workbench = wf.workbench
+    if workbench is None and g.workbench:
+        workbench = Workbench.for_runtime(ws, run_dir)
+    return drive(out, g, wf, ws, run_dir, trim=g.trim, workbench=workbench or False)

@@ -1,0 +1,57 @@
+"""What every command body shares: the global flags resolved, the folders, the console.
+
+Kept import-light (rich is imported when a console is made), so ``flower --help`` stays fast.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+
+@dataclass
+class Globals:
+    """What the global flags say, resolved."""
+
+    workspace: str
+    run_dir: str | None
+    verbose: bool
+    workbench: bool
+    trim: bool
+    store: str | None = None
+    run: str | None = None
+
+
+def dirs(g: Globals) -> tuple[Path, Path]:
+    """Workspace and run dir. The run dir follows ``-w`` unless ``-r`` is given, so state
+    never splits between two folders (``runs/`` is never put in the shell's cwd by accident)."""
+    ws = Path(g.workspace).expanduser().resolve()
+    run_dir = Path(g.run_dir).expanduser().resolve() if g.run_dir else ws / "runs"
+    return ws, run_dir
+
+
+def console() -> Console:
+    """The one console: width clamped to 40–110 columns; plain when not a terminal."""
+    import shutil
+
+    from rich.console import Console
+
+    width = max(40, min(shutil.get_terminal_size((100, 24)).columns, 110))
+    return Console(highlight=False, width=width)
+
+
+def escape(text: str) -> str:
+    """``text`` safe inside rich markup (a path like ``[x]`` must print as itself)."""
+    from rich.markup import escape as rich_escape
+
+    return rich_escape(text)
+
+
+def fail(out: Console, message: str) -> int:
+    """Print one red ``x`` line (never wrapped into two) and return exit code 1."""
+    out.print(f"[red]x {escape(message)}[/]", soft_wrap=True)
+    return 1
