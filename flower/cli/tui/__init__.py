@@ -1,0 +1,1 @@
+"""What the command line draws: the live terminal, the renderer, the setup screen."""
