@@ -1,5 +1,6 @@
 """Every string flower prints, hands to a model or parses, in one place so it can be
-translated. The reference is Chinese; keep wording stable — tests and users rely on it.
+translated. They are Chinese, as in the original flower; keep wording stable — tests and
+users rely on it.
 
 The strings are split by who reads them, because a change means something different for
 each: :mod:`~flower.texts.prompts` (a model: changes agent behaviour),
