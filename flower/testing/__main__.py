@@ -12,11 +12,19 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from flower import texts
 from flower.testing.request import Request
 from flower.testing.server import FakeServer
 
 _KEYS = ("steps", "routes", "fallback")
+# The test kit imports nothing of flower (so it cannot share flower's bugs): its own lines.
+# a script it cannot use: one line on stderr, exit 2
+FAKE_SCRIPT_UNREADABLE = "flower.testing: cannot read the script {path}: {error}"
+FAKE_SCRIPT_NOT_JSON = "flower.testing: the script {path} is not valid JSON: {error}"
+FAKE_SCRIPT_BAD_SHAPE = (
+    "flower.testing: the script {path} must be a JSON object with \"steps\"/\"routes\"/"
+    "\"fallback\" (or a bare list of steps), got {got}"
+)
+FAKE_SCRIPT_BAD_PART = "flower.testing: the script {path} is not usable: {error}"
 
 
 class ScriptError(ValueError):
@@ -29,11 +37,11 @@ def read_script(path: Path) -> dict[str, Any]:
     try:
         raw = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
-        raise ScriptError(texts.FAKE_SCRIPT_UNREADABLE.format(path=path, error=exc)) from exc
+        raise ScriptError(FAKE_SCRIPT_UNREADABLE.format(path=path, error=exc)) from exc
     try:
         script = json.loads(raw)
     except ValueError as exc:
-        raise ScriptError(texts.FAKE_SCRIPT_NOT_JSON.format(path=path, error=exc)) from exc
+        raise ScriptError(FAKE_SCRIPT_NOT_JSON.format(path=path, error=exc)) from exc
     if isinstance(script, list):
         script = {"steps": script}
     if not isinstance(script, dict) or not set(script) <= set(_KEYS) or not all(
@@ -41,12 +49,12 @@ def read_script(path: Path) -> dict[str, Any]:
             isinstance(r, dict) for r in script.get("routes", [])):
         got = type(script).__name__ if not isinstance(script, dict) else json.dumps(
             script, ensure_ascii=False)[:80]
-        raise ScriptError(texts.FAKE_SCRIPT_BAD_SHAPE.format(path=path, got=got))
+        raise ScriptError(FAKE_SCRIPT_BAD_SHAPE.format(path=path, got=got))
     try:  # build every step and predicate once, on a server that never starts
         FakeServer().load(script)
     except (ValueError, KeyError, TypeError, AttributeError) as exc:
         detail = f"{type(exc).__name__}: {exc}"[:200]
-        raise ScriptError(texts.FAKE_SCRIPT_BAD_PART.format(path=path, error=detail)) from exc
+        raise ScriptError(FAKE_SCRIPT_BAD_PART.format(path=path, error=detail)) from exc
     return script
 
 

@@ -276,14 +276,6 @@ STORE_COPY_MISMATCH = "复制后核对不一致:{key} 第 {index} 条不同"
 STORE_COPY_SAME = "源和目标是同一个会话库,不复制"
 
 # --- reliability fixes ---
-# `python -m flower.testing --script FILE`: a script it cannot use (one line on stderr, exit 2).
-FAKE_SCRIPT_UNREADABLE = "flower.testing: cannot read the script {path}: {error}"
-FAKE_SCRIPT_NOT_JSON = "flower.testing: the script {path} is not valid JSON: {error}"
-FAKE_SCRIPT_BAD_SHAPE = (
-    "flower.testing: the script {path} must be a JSON object with \"steps\"/\"routes\"/"
-    "\"fallback\" (or a bare list of steps), got {got}"
-)
-FAKE_SCRIPT_BAD_PART = "flower.testing: the script {path} is not usable: {error}"
 # A failed transcript mirror (the session store refused an append): a warning, never silent.
 MIRROR_FAILED = (
     "会话记录没能存进 sessions.db({error})。这一步照常进行,但中断后可能接不上刚才的进度。"
