@@ -19,8 +19,8 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:  # the SDK is imported lazily: `flower --help` must not pay for it
     from claude_agent_sdk import ClaudeAgentOptions, SessionStore
 
-#: Domain skills and agents shipped *inside* the installed package (the reference kept them
-#: at the repo root, so a pip-installed copy silently ran without them).
+#: Domain skills and agents shipped *inside* the installed package (kept at the
+#: repo root they would be missing from a pip-installed copy, which then silently runs without).
 PLUGIN_DIR = Path(__file__).resolve().parent.parent / "plugins"
 
 _COMPACT_MODES = ("auto", "no_summary", "off")
@@ -186,7 +186,7 @@ def config_dir_for(env: dict[str, str]) -> str:
     The SDK resolves transcript-mirror frames against ``options.env["CLAUDE_CONFIG_DIR"]``,
     else the parent's variable, else ``~/.claude``. If a spec overrides only ``HOME`` the CLI
     writes under the new home while the SDK looks under the old one and silently drops every
-    frame (sdk-notes §0.1) — so flower always pins the variable.
+    frame — so flower always pins the variable.
     """
     if env.get("CLAUDE_CONFIG_DIR"):
         return env["CLAUDE_CONFIG_DIR"]

@@ -10,7 +10,7 @@ Two invariants live here:
   the transcript) becomes exactly one ``error`` event, never ``text`` — otherwise "API Error:
   …" would leak into ``StepResult.text`` and from there into the next step's prompt.
 * ``payload["context"]`` on assistant events is the prompt size of *that API call*
-  (input + cache read + cache creation, sdk-notes §7). Several AssistantMessages of one call
+  (input + cache read + cache creation). Several AssistantMessages of one call
   share a ``message_id``; :class:`ContextMeter` counts each id once.
 """
 

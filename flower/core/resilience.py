@@ -15,7 +15,7 @@ module holds the policy the Runtime's step loop applies:
 How flower's layer combines with the CLI's own retries
 ------------------------------------------------------
 The bundled CLI retries by itself: 1 + 10 attempts over about 190 s for 500, 529, 429, 401
-and connection refused (sdk-notes §6). Left alone that is wrong twice over for a long run: a
+and connection refused. Left alone that is wrong twice over for a long run: a
 dead network burns three minutes inside one CLI process before flower even hears of it, and a
 bad key (401) is retried ten times although it can never succeed.
 

@@ -18,15 +18,15 @@ system prompt.
 
 * Prompt caching: the system prompt is the head of the cache prefix. The index changes
   every time a file lands, so in the system prompt it would invalidate the cached prefix
-  — the whole conversation — on the next call of every resumed session (the reference
-  measured 3.7× cost on the same request). Placed in the first user message it is part of
+  — the whole conversation — on the next call of every resumed session (measured in the
+  original flower: 3.7× the cost of the same request). Placed in the first user message it is part of
   the history: written once, then cached like any other turn.
 * Not re-sent on resume: the session already holds it, and ``INDEX.md`` (path named in
   the block) is kept fresh on disk. A handoff successor is a new session and gets a fresh
   block.
 * Subagents do not see it either way (session-level system-prompt append is not inherited,
   nor is the parent's user message), so the coordinator must relay the artifacts rule and
-  the workbench path in each task brief — unchanged from the reference.
+  the workbench path in each task brief (the original flower's rule, kept).
 
 Contract for the Runtime: for a *new* session (no ``resume``) of a spec that wants the
 workbench, send ``inject_index(prompt, wb.prompt_block())`` instead of ``prompt``; for a

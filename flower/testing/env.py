@@ -2,7 +2,7 @@
 
 One definition shared by the test fixtures, the fixture recorder and ``flower demo``: a fake
 key, no non-essential traffic, and bounded retries and timeouts, so nothing can wait minutes
-on the CLI's own retry loop or a stalled stream (sdk-notes §6).
+on the CLI's own retry loop (1 + 10 attempts over ~190 s) or a stalled stream.
 """
 
 from __future__ import annotations
@@ -23,7 +23,8 @@ def offline_env(base_url: str | None = None, *, home: str | None = None,
                 config_dir: str | None = None, api_key: str = TEST_KEY,
                 **overrides: str) -> dict[str, str]:
     """Env for the CLI pointed at ``base_url``. ``config_dir`` defaults to ``<home>/.claude``
-    when ``home`` is given: the SDK's store mirror needs it explicit (sdk-notes §0.1)."""
+    when ``home`` is given: the SDK's session mirror looks there, and a CLI writing under another home would lose
+    every frame."""
     env = {"ANTHROPIC_API_KEY": api_key, **BOUNDED}
     if base_url:
         env["ANTHROPIC_BASE_URL"] = base_url

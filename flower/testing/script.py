@@ -18,7 +18,7 @@ if TYPE_CHECKING:
 
 Block = dict[str, Any]
 
-# Error ``type`` the real API uses for each status (sdk-notes §5.2).
+# Error ``type`` the real API uses for each status (the CLI reads it to decide on a retry).
 ERROR_TYPES: dict[int, str] = {
     400: "invalid_request_error",
     401: "authentication_error",

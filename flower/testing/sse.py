@@ -1,6 +1,6 @@
 """Wire encoding: a ``Reply`` as the SSE event sequence or JSON ``Message`` the CLI parses.
 
-The sequence mirrors sdk-notes §5.2 exactly (message_start, per-block start/delta/stop,
+The sequence is the one the real streaming API sends (message_start, per-block start/delta/stop,
 message_delta, message_stop). Tool input is streamed as at least two ``input_json_delta``
 chunks because the real API splits it and the CLI must reassemble it.
 """

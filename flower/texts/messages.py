@@ -41,7 +41,6 @@ CRED_PLACE_CWD = "当前目录的 .env:{path}"
 CRED_PLACE_USER = "用户配置:{path}(flower setup 写这里)"
 CRED_PLACE_REPO = "源码仓库根目录的 .env:{path}"
 CRED_PLACE_CLAUDE = "Claude Code 的 {path} 与 settings.local.json 里的 env 块(只借 9 个凭证键)"
-CRED_PLACE_EXPLICIT = "只读了指定的文件:{path}"
 
 # describe() / mask(): secrets are never shown whole.
 MASKED = "{head}…(共 {n} 位)"

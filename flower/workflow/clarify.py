@@ -41,7 +41,7 @@ def clarify_step(channel: Any, *, brief_path: str | Path, prompt: str | Callable
     """The clarify step; ``prompt`` is the human's raw request — the clarifier decides what
     to ask. ``spec_kw`` goes to ``clarify()`` (``can_read``, ``model``, ``max_turns`` …).
 
-    Better than the reference: a reply missing sections is sent back to the *same* session
+    A reply missing sections is sent back to the *same* session
     (listing what is missing) instead of a from-scratch retry that would re-ask everything.
     """
     path = Path(brief_path)

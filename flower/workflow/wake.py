@@ -100,7 +100,7 @@ def wake_state(
 ) -> dict[str, Any]:
     """Read-only look at a folder: is there something to continue, and how big is it?
 
-    Keys (reference-compatible first, then what the banner needs):
+    Keys (those the original flower returns first, then what the banner needs):
 
     - ``waking``: continuing, not starting — the brief is frozen and complete, or a step
       of this workspace has a session that is still in ``sessions.db`` (so a run killed

@@ -1,5 +1,5 @@
 """The credential screens: ``flower setup``, the first-run screen, the probe, and re-entry
-after a step failed on a bad credential (reference-cli-workflow §2.7, §2.8; reference-ops §4.5).
+after a step failed on a bad credential.
 
 Two gates stand before a run (:func:`ensure_credentials`):
 
@@ -43,8 +43,8 @@ API_KEY = "ANTHROPIC_API_KEY"
 AUTH_TOKEN = "ANTHROPIC_AUTH_TOKEN"
 BASE_URL = "ANTHROPIC_BASE_URL"
 MODEL_KEYS = ("ANTHROPIC_MODEL", "ANTHROPIC_DEFAULT_OPUS_MODEL", "ANTHROPIC_DEFAULT_SONNET_MODEL")
-PROBE_TIMEOUT = 20.0  # seconds; the reference's probe timeout
-RULE_WIDTH = 110  # output width cap (§9 item 43)
+PROBE_TIMEOUT = 20.0  # seconds: long enough for a slow gateway, short enough to wait for
+RULE_WIDTH = 110  # output width cap: lines stay readable on a wide terminal
 
 # "the step failed because of the credential" (post-failure reconfigure). A bare 401 must stand
 # alone ("401ms", "v1.401" are not it); the words cover Anthropic, common gateways, Chinese ones.

@@ -401,8 +401,8 @@ def run_workflow(out: Console, wf: Workflow, rt: Runtime, *, verbose: bool = Fal
 
 def run_once(out: Console, rt: Runtime, spec: AgentSpec, prompt: str, *,
              resume: str | None = None, fork: bool = False, verbose: bool = False) -> int:
-    """One ``Runtime.run`` with a renderer that keeps its totals across events (the
-    reference built a new one per event: elapsed 0:00 and $0.00 forever)."""
+    """One ``Runtime.run`` with a renderer that keeps its totals across events (a renderer
+    made per event would show elapsed 0:00 and $0.00 forever)."""
     import anyio
 
     from flower.cli.tui.render import Renderer
