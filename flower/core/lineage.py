@@ -209,7 +209,8 @@ class Lineage:
     # --- writing ---------------------------------------------------------------------
 
     def to_dict(self) -> dict[str, object]:
-        """The on-disk document (key order and names as the original flower writes them, so runs move both ways)."""
+        """The on-disk document (key order and names as the original flower writes them, so
+        runs move between the two)."""
         return {"workspace": str(self.workspace), "woke": self.woke, "steps": dict(self.steps)}
 
     def flush(self) -> bool:

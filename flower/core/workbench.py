@@ -19,8 +19,8 @@ system prompt.
 * Prompt caching: the system prompt is the head of the cache prefix. The index changes
   every time a file lands, so in the system prompt it would invalidate the cached prefix
   — the whole conversation — on the next call of every resumed session (measured in the
-  original flower: 3.7× the cost of the same request). Placed in the first user message it is part of
-  the history: written once, then cached like any other turn.
+  original flower: 3.7× the cost of the same request). Placed in the first user message it
+  is part of the history: written once, then cached like any other turn.
 * Not re-sent on resume: the session already holds it, and ``INDEX.md`` (path named in
   the block) is kept fresh on disk. A handoff successor is a new session and gets a fresh
   block.

@@ -23,8 +23,8 @@ def offline_env(base_url: str | None = None, *, home: str | None = None,
                 config_dir: str | None = None, api_key: str = TEST_KEY,
                 **overrides: str) -> dict[str, str]:
     """Env for the CLI pointed at ``base_url``. ``config_dir`` defaults to ``<home>/.claude``
-    when ``home`` is given: the SDK's session mirror looks there, and a CLI writing under another home would lose
-    every frame."""
+    when ``home`` is given: the SDK's session mirror looks there, and a CLI writing under
+    another home would lose every frame."""
     env = {"ANTHROPIC_API_KEY": api_key, **BOUNDED}
     if base_url:
         env["ANTHROPIC_BASE_URL"] = base_url

@@ -1,8 +1,8 @@
 """Terminal rendering of flower events with rich. UI code sees only ``Event``, never SDK types.
 
 ASCII icons only (emoji and box-drawing glyphs have crashed terminals' font fallback in the
-original flower, twice): ``=`` step, ``~`` thinking/retry, ``>`` dispatch, ``*`` tool call, ``?`` question,
-``!`` warning, ``+`` done/answered, ``x`` failure, ``#`` notices, ``<`` a worker's report,
+original flower, twice): ``=`` step, ``~`` thinking/retry, ``>`` dispatch, ``*`` tool call,
+``?`` question, ``!`` warning, ``+`` done/answered, ``x`` failure, ``#`` notices, ``<`` a worker's report,
 ``.`` skipped, ``| `` subagent activity. Text from models and tools is printed as *text*
 (never as markup), so a stray ``[red]`` or escape sequence cannot restyle the terminal.
 """
