@@ -1,7 +1,8 @@
 """Context size of one API call — one definition for live events, the store and the wake probe.
 
 The size of the prompt the model saw is ``input + cache_read + cache_creation`` tokens of a
-single call (the API bills and caches each call separately); ``ResultMessage.usage`` sums a whole turn and is not a size.
+single call (the API bills and caches each call separately); ``ResultMessage.usage`` sums a
+whole turn and is not a size.
 SDK-free: the wake probe runs at CLI start-up.
 """
 

@@ -2,9 +2,9 @@
 
 ASCII icons only (emoji and box-drawing glyphs have crashed terminals' font fallback in the
 original flower, twice): ``=`` step, ``~`` thinking/retry, ``>`` dispatch, ``*`` tool call,
-``?`` question, ``!`` warning, ``+`` done/answered, ``x`` failure, ``#`` notices, ``<`` a worker's report,
-``.`` skipped, ``| `` subagent activity. Text from models and tools is printed as *text*
-(never as markup), so a stray ``[red]`` or escape sequence cannot restyle the terminal.
+``?`` question, ``!`` warning, ``+`` done/answered, ``x`` failure, ``#`` notices, ``<`` a
+worker's report, ``.`` skipped, ``| `` subagent activity. Text from models and tools is
+printed as *text* (never as markup), so a stray ``[red]`` or escape sequence cannot restyle the terminal.
 """
 
 from __future__ import annotations
