@@ -4,7 +4,8 @@ ASCII icons only (emoji and box-drawing glyphs have crashed terminals' font fall
 original flower, twice): ``=`` step, ``~`` thinking/retry, ``>`` dispatch, ``*`` tool call,
 ``?`` question, ``!`` warning, ``+`` done/answered, ``x`` failure, ``#`` notices, ``<`` a
 worker's report, ``.`` skipped, ``| `` subagent activity. Text from models and tools is
-printed as *text* (never as markup), so a stray ``[red]`` or escape sequence cannot restyle the terminal.
+printed as *text* (never as markup), so a stray ``[red]`` or escape sequence cannot restyle
+the terminal.
 """
 
 from __future__ import annotations
