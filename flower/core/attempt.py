@@ -44,6 +44,8 @@ class Attempt:
 
     async def run(self, spec: AgentSpec, prompt: str, *, resume: str | None, fork: bool,
                   resume_at: str | None) -> None:
+        """Connect, send ``prompt``, stream the response, disconnect; an SDK failure becomes
+        ``result.error`` (only cancellation propagates, after a bounded goodbye)."""
         from claude_agent_sdk import ClaudeSDKClient
 
         rt, result = self.rt, self.result
