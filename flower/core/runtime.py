@@ -6,15 +6,16 @@ prompt that carries no error details), waits out network outages with a free DNS
 probe, resumes after a human interrupt with the human's words, and records every step in
 ``manifest.json`` — including the one in flight when a SIGTERM/SIGHUP arrives. Failures are
 *returned* in ``StepResult``; ``run`` never raises for an agent failure.
+
+The step loop lives here; the parts with their own job live beside it: one CLI session per
+attempt (``attempt.py``), stopping a step from outside (``interrupts.py``) and retiring a
+full session for a successor (``handoff_control.py``).
 """
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import os
-import signal
-import threading
 import time
 import uuid
 from collections.abc import Callable
@@ -23,23 +24,16 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from flower import texts
-from flower.core.agent import AgentSpec, CompactPolicy, HandoffPolicy, build_options
+from flower.core.agent import AgentSpec, HandoffPolicy
+from flower.core.attempt import Attempt, EventSink
 from flower.core.env import check_credentials, load_dotenv, redact, secret_values
-from flower.core.events import Event, normalize
-from flower.core.handoff import (
-    HANDOFF_PROMPT,
-    Handoff,
-    degraded,
-    fmt_tokens,
-    fmt_window,
-    is_overflow,
-    remember_overflow,
-    save_document,
-)
+from flower.core.events import Event
+from flower.core.handoff_control import HANDOFF_DUE, HandoffControl
+from flower.core.interrupts import INTERRUPTED, Interrupt, signals_rescued, with_words
 from flower.core.manifest import FILENAME as MANIFEST_NAME
 from flower.core.manifest import Manifest
 from flower.core.paths import project_key as _project_key
-from flower.core.resilience import Resilience, classify, is_fatal_retry, nap
+from flower.core.resilience import Resilience, classify, nap
 from flower.stores.backend import layered_store
 from flower.stores.book import remote_book
 from flower.stores.book import run_name as run_name_for
@@ -50,11 +44,6 @@ if TYPE_CHECKING:
     from flower.core.workbench import Workbench
 
 log = logging.getLogger("flower.runtime")
-
-#: How long an abandoned step (cancelled, Ctrl-C twice) waits for its CLI to say goodbye.
-ABANDON_GRACE_S = 5.0
-
-EventSink = Callable[[Event], None]
 
 
 @dataclass
@@ -100,55 +89,21 @@ def _new_run_id() -> str:
     return time.strftime("%Y%m%d-%H%M%S") + "-" + uuid.uuid4().hex[:6]
 
 
-class _Interrupt:
-    """A thread-safe interrupt request: the human's words, taken exactly once.
+@dataclass
+class _Next:
+    """What the next attempt of a step sends: its prompt, and the session it resumes."""
 
-    ``hold`` stops the turn at once but keeps the step waiting until ``request`` brings the
-    words (a terminal's first Ctrl-C: stop now, then let the human finish typing).
-    """
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._words: str | None = None
-        self._held = False
-
-    def request(self, words: str) -> None:
-        with self._lock:
-            self._words = words if not self._words else f"{self._words}\n{words}".strip()
-            self._held = False
-
-    def hold(self) -> None:
-        with self._lock:
-            self._held = True
-            if self._words is None:
-                self._words = ""
-
-    @property
-    def pending(self) -> bool:
-        return self._words is not None
-
-    def take(self) -> str | None:
-        with self._lock:
-            words, self._words, self._held = self._words, None, False
-            return words
-
-    async def words(self) -> str:
-        """The words to resume with — once a hold, if any, has been released."""
-        import anyio
-
-        while True:
-            with self._lock:
-                if not self._held:
-                    words, self._words = self._words, None
-                    return words or ""
-            await anyio.sleep(0.1)
+    prompt: str
+    resume: str | None = None
+    fork: bool = False
+    at: str | None = None
 
 
 class Runtime:
     """Owns the workspace, the session store, the policies and the run book of one process."""
 
-    INTERRUPTED = "interrupted-by-human"
-    HANDOFF_DUE = "context-full-handoff"
+    INTERRUPTED = INTERRUPTED  # the round a human stopped (interrupts.py)
+    HANDOFF_DUE = HANDOFF_DUE  # the round the context watermark stopped (handoff_control.py)
     KILLED = "killed-by-signal"
     INTERRUPT_NOTE = texts.INTERRUPT_NOTE
 
@@ -204,16 +159,9 @@ class Runtime:
         self._manifest = Manifest(self.run_dir / MANIFEST_NAME, self.run_id,
                                   scrub=lambda text: redact(text, self._secrets()),
                                   book=self.book)
-        self._interrupt = _Interrupt()
+        self._interrupt = Interrupt()
         self._current: StepResult | None = None
-        # handoff state, per step: thresholds pinned at step start, the main thread's
-        # context watermark of this generation, its one warning, the writing-round flag
-        self._limits: HandoffPolicy = self.handoff
-        self._ctx = 0
-        self._warned = False
-        self._writing = False
-        self._degraded_run = 0
-        self._unannounced = False  # a handoff successor not yet in the store (nor lineage)
+        self._handoff_ctl = HandoffControl(self)  # per-step handoff state
 
     def _make_workbench(self, workbench: Workbench | bool) -> Workbench | None:
         if workbench is False or workbench is None:
@@ -297,39 +245,6 @@ class Runtime:
         except BaseException:
             pass
 
-    @contextlib.contextmanager
-    def _signals_rescued(self):  # type: ignore[no-untyped-def]
-        """While a step runs in the main thread, SIGTERM/SIGHUP first write the manifest.
-
-        Only default dispositions are replaced: an application that installed its own
-        handler keeps it (and can call ``rescue()`` itself).
-        """
-        if threading.current_thread() is not threading.main_thread():
-            yield
-            return
-        installed: dict[int, Any] = {}
-
-        def handler(signum: int, frame: Any) -> None:
-            self.rescue()
-            signal.signal(signum, signal.SIG_DFL)
-            os.kill(os.getpid(), signum)
-
-        for name in ("SIGTERM", "SIGHUP"):
-            sig = getattr(signal, name, None)
-            if sig is None:
-                continue
-            try:
-                if signal.getsignal(sig) is signal.SIG_DFL:
-                    installed[sig] = signal.signal(sig, handler)
-            except (ValueError, OSError):
-                pass
-        try:
-            yield
-        finally:
-            for sig, old in installed.items():
-                with contextlib.suppress(ValueError, OSError):
-                    signal.signal(sig, old)
-
     # -- the step loop -------------------------------------------------------------------
 
     async def run(
@@ -354,77 +269,11 @@ class Runtime:
         self._spec_secrets.update(secret_values(spec.env))
         secrets = self._secrets()  # once per step, not once per event
         emit = _safe_sink(on_event, scrub=lambda text: redact(text, secrets))
-        cur_prompt, cur_resume = prompt, resume
-        cur_fork, cur_at = (fork, resume_at) if resume else (False, None)
-        attempt = 0
-        # the watermark is per step: step 2 must not inherit step 1's reading and hand off
-        self._ctx, self._warned, self._degraded_run = 0, False, 0
-        self._unannounced = False
+        first = _Next(prompt, resume, fork, resume_at) if resume else _Next(prompt, resume)
+        self._handoff_ctl.begin_step()
         try:
-            self._limits = self.handoff.resolved(self._config()) if self.handoff.enabled \
-                else self.handoff
-        except Exception as exc:  # a broken override must not break the step
-            log.warning("flower: could not resolve the handoff window: %s", exc)
-            self._limits = self.handoff
-        try:
-            with self._signals_rescued():
-                if self._interrupt.pending:  # said before this step, or between two: not stale
-                    cur_prompt = _with_words(cur_prompt, await self._interrupt.words())
-                while True:
-                    attempt += 1
-                    result.attempts = attempt
-                    seen = len(result.errors)
-                    await self._attempt(spec, cur_prompt, result, resume=cur_resume,
-                                        fork=cur_fork, resume_at=cur_at, emit=emit)
-                    # words that arrive just as the turn ends still reach the model
-                    interrupted = result.error == self.INTERRUPTED or (
-                        result.ok and self._interrupt.pending)
-                    if result.ok and not interrupted:
-                        break
-                    if interrupted:
-                        words = await self._interrupt.words()
-                        if not result.session_id:  # nothing to resume: start over, words on
-                            cur_prompt = _with_words(cur_prompt, words)
-                            attempt -= 1
-                            continue
-                        emit(Event("retry", text=texts.RETRY_INTERRUPT.format(name=name),
-                                   payload={"step": name, "attempt": attempt,
-                                            "source": "interrupt"}))
-                        cur_prompt = (f"{words}\n\n{self.INTERRUPT_NOTE}" if words
-                                      else self.resilience.resume_prompt)
-                        cur_resume, cur_fork, cur_at = result.session_id, False, None
-                        result.resumed = True
-                        attempt -= 1  # an interrupt is not a failed attempt
-                        continue
-                    if self._handoff_due(result, result.errors[seen:]):
-                        # a handoff is not a failure: no retry budget, no network wait
-                        successor = await self._hand_off(spec, prompt, result, emit)
-                        if successor is None:
-                            break
-                        cur_prompt, cur_resume, cur_fork, cur_at = successor, None, False, None
-                        attempt -= 1
-                        continue
-                    if not self._should_retry(result, attempt):
-                        break
-                    emit(Event("retry",
-                               text=texts.RETRY_AFTER_FAILURE.format(
-                                   step=name, attempt=attempt, error=result.error),
-                               payload={"step": name, "attempt": attempt, "source": "failure"}))
-                    net = {"step": name, "attempt": attempt, "source": "network"}
-                    heard = self._interrupt_pending  # a human's words cut any wait short
-                    if not await self.resilience.wait_online(
-                            lambda msg, p=net: emit(Event("retry", text=msg, payload=p)),
-                            stop=heard, base_url=self._config().get("ANTHROPIC_BASE_URL")) \
-                            and not heard():
-                        result.error = texts.OFFLINE_GAVE_UP.format(error=result.error)
-                        break
-                    await nap(self.resilience.delay_for(attempt), heard)
-                    if result.session_id:  # resume, not restart: earlier work is not lost
-                        cur_prompt = self.resilience.resume_prompt
-                        cur_resume, cur_fork, cur_at = result.session_id, False, None
-                        result.resumed = True
-                    if heard():  # the words go with the resume (or the fresh start)
-                        cur_prompt = _with_words(cur_prompt, await self._interrupt.words())
+            with signals_rescued(self.rescue):
+                await self._rounds(spec, prompt, first, result, emit)
         except BaseException as exc:  # Ctrl-C, task cancellation: the book still says why
             result.ok = False
             result.error = f"aborted ({type(exc).__name__})"  # whatever came before, this ended it
@@ -436,162 +285,108 @@ class Runtime:
             self._write_manifest()
         return result
 
+    async def _rounds(self, spec: AgentSpec, prompt: str, nxt: _Next, result: StepResult,
+                      emit: EventSink) -> None:
+        """Attempt after attempt until one succeeds or nothing says go on: an interrupt
+        resumes with the human's words, a full context hands off to a successor, a failure
+        is retried within the budget. Interrupts and handoffs cost no attempt."""
+        if self._interrupt.pending:  # said before this step, or between two: not stale
+            nxt.prompt = with_words(nxt.prompt, await self._interrupt.words())
+        attempt = 0
+        while True:
+            attempt += 1
+            result.attempts = attempt
+            seen = len(result.errors)
+            await self._attempt(spec, nxt.prompt, result, resume=nxt.resume, fork=nxt.fork,
+                                resume_at=nxt.at, emit=emit)
+            # words that arrive just as the turn ends still reach the model
+            interrupted = result.error == self.INTERRUPTED or (
+                result.ok and self._interrupt.pending)
+            if result.ok and not interrupted:
+                break
+            if interrupted:
+                await self._after_interrupt(nxt, result, attempt, emit)
+                attempt -= 1  # an interrupt is not a failed attempt
+                continue
+            if self._handoff_ctl.due(result, result.errors[seen:]):
+                # a handoff is not a failure: no retry budget, no network wait
+                successor = await self._handoff_ctl.hand_off(spec, prompt, result, emit)
+                if successor is None:
+                    break
+                nxt = _Next(successor)
+                attempt -= 1
+                continue
+            if not self._should_retry(result, attempt):
+                break
+            if not await self._before_retry(nxt, result, attempt, emit):
+                break
+
+    async def _after_interrupt(self, nxt: _Next, result: StepResult, attempt: int,
+                               emit: EventSink) -> None:
+        """The next attempt after a human's interrupt: the same session resumed with the
+        words — or, with no session yet to resume, the step started over, words on."""
+        words = await self._interrupt.words()
+        if not result.session_id:  # nothing to resume: start over, words on
+            nxt.prompt = with_words(nxt.prompt, words)
+            return
+        name = result.step
+        emit(Event("retry", text=texts.RETRY_INTERRUPT.format(name=name),
+                   payload={"step": name, "attempt": attempt, "source": "interrupt"}))
+        nxt.prompt = (f"{words}\n\n{self.INTERRUPT_NOTE}" if words
+                      else self.resilience.resume_prompt)
+        nxt.resume, nxt.fork, nxt.at = result.session_id, False, None
+        result.resumed = True
+
+    async def _before_retry(self, nxt: _Next, result: StepResult, attempt: int,
+                            emit: EventSink) -> bool:
+        """Wait out an outage and the backoff, then set up the retry; ``False`` when the
+        network never came back (the step stops)."""
+        name = result.step
+        emit(Event("retry",
+                   text=texts.RETRY_AFTER_FAILURE.format(
+                       step=name, attempt=attempt, error=result.error),
+                   payload={"step": name, "attempt": attempt, "source": "failure"}))
+        net = {"step": name, "attempt": attempt, "source": "network"}
+        heard = self._interrupt_pending  # a human's words cut any wait short
+        if not await self.resilience.wait_online(
+                lambda msg, p=net: emit(Event("retry", text=msg, payload=p)),
+                stop=heard, base_url=self._config().get("ANTHROPIC_BASE_URL")) \
+                and not heard():
+            result.error = texts.OFFLINE_GAVE_UP.format(error=result.error)
+            return False
+        await nap(self.resilience.delay_for(attempt), heard)
+        if result.session_id:  # resume, not restart: earlier work is not lost
+            nxt.prompt = self.resilience.resume_prompt
+            nxt.resume, nxt.fork, nxt.at = result.session_id, False, None
+            result.resumed = True
+        if heard():  # the words go with the resume (or the fresh start)
+            nxt.prompt = with_words(nxt.prompt, await self._interrupt.words())
+        return True
+
     def _should_retry(self, result: StepResult, attempt: int) -> bool:
         r = self.resilience
         if not r.enabled or attempt >= r.max_attempts:
             return False
         return r.should_retry(classify(result.error))
 
-    def _handoff_due(self, result: StepResult, round_errors: list[str]) -> bool:
-        """Whether this round ended because the context is full: the watermark stopped it,
-        or the API refused the prompt as too long. Only *this round's* errors count — one
-        overflow early in a step must not turn every later failure into a handoff."""
-        if result.error == self.HANDOFF_DUE:
-            return True
-        return self.handoff.enabled and bool(result.session_id) and is_overflow(
-            result.error, *round_errors)
+    async def _attempt(self, spec: AgentSpec, prompt: str, result: StepResult, *,
+                       resume: str | None, fork: bool, resume_at: str | None,
+                       emit: EventSink) -> None:
+        """One CLI session for ``result`` (``attempt.py``); the writing round of a handoff
+        goes through here too."""
+        await Attempt(self, result, emit).run(spec, prompt, resume=resume, fork=fork,
+                                              resume_at=resume_at)
 
-    # -- handoff ---------------------------------------------------------------------------
+    def _interrupt_pending(self) -> bool:
+        return self._interrupt.pending
 
-    def _over_watermark(self, result: StepResult) -> bool:
-        """Checked at every message boundary; the writing round itself is exempt (else its
-        first message trips it again and every handoff degrades)."""
-        return (self.handoff.enabled and not self._writing and bool(result.session_id)
-                and self._ctx >= self._limits.at)
-
-    def _track_context(self, ev: Event, result: StepResult, emit: EventSink) -> None:
-        """Raise the main thread's watermark; warn once per generation at ``warn_at``.
-        Subagent context never counts: the criterion is the main thread's own prompt."""
-        p = ev.payload
-        if not self.handoff.enabled or self._writing or p.get("subagent") or \
-                ev.kind not in ("text", "thinking", "tool_call", "tool_result"):
-            return
-        ctx = p.get("context")
-        if not ctx:
-            return
-        self._ctx = max(self._ctx, int(ctx))
-        lim = self._limits
-        if not self._warned and self._ctx >= lim.warn_at:
-            self._warned = True
-            window = int(lim.window or 0)
-            emit(Event("handoff", text=texts.HANDOFF_NEAR.format(
-                used=fmt_tokens(self._ctx), window=fmt_window(window),
-                left=fmt_window(max(0, lim.at - self._ctx) // 1000 * 1000)),
-                payload={"phase": "near", "step": result.step, "context": self._ctx,
-                         "window": window, "at": lim.at}))
-
-    async def _hand_off(self, spec: AgentSpec, prompt: str, result: StepResult,
-                        emit: EventSink) -> str | None:
-        """Retire the current session: get its handoff document (written by it, or the
-        degraded stand-in after an overflow), save it, and return the successor's prompt.
-        ``None`` means the step stops (runaway brake, repeated degradation)."""
-        lim = self._limits
-        name = result.step
-        forced = result.error != self.HANDOFF_DUE  # the API refused: nothing more fits
-        used = self._ctx or result.context
-        if forced:
-            self._calibrate(used)
-            lim = self._limits
-        window = int(lim.window or 0)
-        if len(result.retired) >= lim.max_generations:
-            result.error = texts.HANDOFF_BRAKE.format(
-                n=len(result.retired), limit=lim.max_generations, at=fmt_window(lim.at),
-                window=fmt_window(window))
-            result.errors.append(result.error)
-            return None
-        base = {"step": name, "context": used, "window": window}
-        why: str | None
-        if forced:
-            doc, why = degraded(name, prompt, why=texts.HANDOFF_WHY_OVERFLOW), \
-                texts.HANDOFF_WHY_OVERFLOW
-        else:
-            emit(Event("handoff", text=texts.HANDOFF_WRITING.format(
-                used=fmt_tokens(used), window=fmt_window(window)),
-                payload={"phase": "writing", **base}))
-            doc, why = await self._write_handoff(spec, result, used, window)
-            if why is not None:
-                doc = degraded(name, prompt, why=why)
-        if why is not None:
-            result.errors.append(texts.HANDOFF_NOTE_DEGRADED.format(why=why))
-            self._degraded_run += 1
-        else:
-            self._degraded_run = 0
-        path = save_document(self.workbench.notes, name, doc) if self.workbench else None
-        if path is not None:  # the successor reads exactly the file a person may edit
-            saved = Handoff.load(path)
-            if saved is not None and saved.complete():
-                doc = saved
-        if why is not None:
-            text = texts.HANDOFF_DONE_DEGRADED
-        elif path is not None:
-            text = texts.HANDOFF_DONE.format(path=path)
-        else:
-            text = texts.HANDOFF_DONE_NO_FILE
-        emit(Event("handoff", text=text, payload={
-            "phase": "done", **base, "degraded": why is not None,
-            "path": str(path) if path is not None else "", "sections": doc.sections}))
-        if self._degraded_run >= 2:
-            result.error = texts.HANDOFF_STOP_DEGRADED.format(n=self._degraded_run)
-            result.errors.append(result.error)
-            return None
-        if result.session_id:
-            result.retired.append(result.session_id)
-        result.session_id = None  # the successor's id fires on_session (lineage follows) …
-        self._unannounced = True  # … once the store holds it (see _note_session)
-        self._ctx, self._warned = 0, False
-        successor = doc.prompt_block()
-        words = self._interrupt.take()  # said during the writing round: for the successor
-        if words:
-            successor += "\n\n" + texts.HANDOFF_HUMAN_WORDS.format(words=words)
-        return successor
-
-    def _calibrate(self, used: int) -> None:
-        """An overflow at ``used`` tokens: remember it as this endpoint's window and, unless
-        the window was pinned (argument or ``FLOWER_WINDOW``), use it from now on — else a
-        1M guess on a 200K gateway degrades every generation of this step."""
-        remember_overflow(used, self._config())
-        try:
-            self._limits = self.handoff.resolved(self._config())
-        except Exception as exc:
-            log.warning("flower: could not resolve the handoff window: %s", exc)
-
-    async def _write_handoff(self, spec: AgentSpec, result: StepResult, used: int,
-                             window: int) -> tuple[Handoff, str | None]:
-        """The writing round: the *same* session, resumed with ``HANDOFF_PROMPT``; no budget
-        cap, no UI stream, exempt from the watermark. Returns the parsed document and
-        ``None``, or the reason it could not be used."""
-        scratch = StepResult(step=result.step, session_id=result.session_id)
-        ask = HANDOFF_PROMPT.format(used=fmt_tokens(used), window=fmt_window(window))
-        self._writing = True
-        try:
-            await self._attempt(replace(spec, max_budget_usd=None), ask, scratch,
-                                resume=result.session_id, fork=False, resume_at=None,
-                                emit=lambda ev: None)
-        except Exception as exc:
-            return Handoff(step=result.step), type(exc).__name__
-        finally:
-            self._writing = False
-            result.cost_usd = round(result.cost_usd + scratch.cost_usd, 6)
-            result.num_turns += scratch.num_turns
-        if not scratch.ok:
-            if is_overflow(scratch.error, *scratch.errors):
-                self._calibrate(used)
-                return Handoff(step=result.step), texts.HANDOFF_WHY_OVERFLOW
-            return Handoff(step=result.step), _short(scratch.error or texts.HANDOFF_WHY_UNKNOWN)
-        if not scratch.text.strip():
-            return Handoff(step=result.step), texts.HANDOFF_WHY_EMPTY
-        doc = Handoff.parse(scratch.text, step=result.step)
-        if not doc.complete():
-            return doc, texts.HANDOFF_WHY_MISSING.format(names="、".join(doc.missing()))
-        return doc, None
+    # -- settings and bookkeeping --------------------------------------------------------
 
     def _write_manifest(self) -> None:
         try:
             self._manifest.write([r.row(self.run_id) for r in self.results])
         except OSError as exc:  # the book must never break the run it records
             log.warning("flower: could not write %s: %s", self.manifest_path, exc)
-
-    # -- one attempt ---------------------------------------------------------------------
 
     def _config(self) -> dict[str, str]:
         """The settings this Runtime runs with: the process environment plus the values
@@ -612,125 +407,7 @@ class Runtime:
             env.update(self.resilience.cli_env(self._config()))
         return env
 
-    async def _attempt(self, spec: AgentSpec, prompt: str, result: StepResult, *,
-                       resume: str | None, fork: bool, resume_at: str | None,
-                       emit: EventSink) -> None:
-        import anyio
-        import anyio.to_thread
-        from claude_agent_sdk import ClaudeSDKClient
-
-        result.ok = False
-        result.error = None
-        add_dirs: list[str] | None = None
-        if self.workbench is not None:
-            from flower.core.workbench import inject_index
-
-            self.workbench.refresh()
-            # The index rides in a new session's first user message, not the system prompt:
-            # it changes whenever a file lands and would void the prompt cache (workbench.py).
-            if spec.workbench and not resume:
-                prompt = inject_index(prompt, self.workbench.prompt_block())
-            if self.workbench.external:
-                add_dirs = [str(self.workbench.root)]
-        if self.handoff.enabled and spec.compact is None:
-            # two mechanisms shrinking one context cannot be told apart: handoff on ⇒ the
-            # CLI's auto-compact off (an explicit CompactPolicy on the spec is respected)
-            spec = replace(spec, compact=CompactPolicy(mode="no_summary"))
-        if resume and hasattr(self.store, "adopt"):
-            # a session written from another workspace path: make it loadable under ours
-            await anyio.to_thread.run_sync(self._adopt, resume)
-        options = build_options(
-            self._guarded(spec), cwd=self.workspace, session_store=self.store, resume=resume,
-            fork=fork,
-            resume_at=resume_at, portable=self.portable, add_dirs=add_dirs,
-            extra_env=self._agent_env(),
-        )
-        said: list[str] = []
-        failure: str | None = None
-        fatal: str | None = None
-        full = False
-        aborted = False
-        client = ClaudeSDKClient(options)
-        try:
-            await client.connect()
-            await client.query(prompt)
-            async with anyio.create_task_group() as tg:
-                stop = _Stopper(client)
-                if not self._writing:  # words for the model wait for the successor
-                    tg.start_soon(self._watch_interrupt, stop, result)
-                async for message in client.receive_response():
-                    self._note_session(message, result)
-                    for ev in normalize(message):
-                        failure = self._absorb(ev, result, said) or failure
-                        emit(ev)
-                        self._track_context(ev, result, emit)
-                    if fatal is None:
-                        fatal = _fatal_retry(message)
-                        if fatal:  # the CLI is about to retry something that cannot succeed
-                            await stop.now()
-                    if not full and self._over_watermark(result):
-                        full = True  # stop the turn like an interrupt; the session hands off
-                        await stop.now()
-                tg.cancel_scope.cancel()
-            if fatal:
-                failure = fatal
-            elif full and not result.ok:  # a turn that finished anyway needs no successor
-                failure = self.HANDOFF_DUE
-            elif stop.sent and self._interrupt.pending:
-                failure = self.INTERRUPTED
-        except Exception as exc:  # every SDK failure becomes a result
-            if failure is None:
-                failure = f"{type(exc).__name__}: {exc}".strip()
-        except BaseException:  # cancelled, Ctrl-C: the step is being abandoned
-            aborted = True
-            raise
-        finally:
-            if aborted:  # not the SDK's graceful 5 s wait for a CLI that is mid-tool
-                _terminate_cli(client)
-            with anyio.CancelScope(shield=True):
-                # an abandoned step gets a bounded goodbye: a control request the CLI never
-                # answers (an interrupt sent mid-request) must not hold the exit hostage
-                with anyio.move_on_after(ABANDON_GRACE_S if aborted else None) as bounded:
-                    try:
-                        await client.disconnect()
-                    except Exception as exc:
-                        log.warning("flower: closing the agent failed: %s",
-                                    redact(str(exc), self._secrets()))
-                if bounded.cancelled_caught:
-                    _terminate_cli(client, hard=True)
-        if self._unannounced and result.session_id:  # the mirror has flushed by now
-            self._announce_if_stored(result.session_id)
-        if said:
-            result.text = "\n".join(said).strip()
-        if failure is not None:
-            result.ok = False
-            result.error = failure
-        elif not result.ok:  # no result message at all (error was reset at the start)
-            result.error = result.errors[-1] if result.errors else "no result from the agent"
-        if result.error and result.error not in result.errors and \
-                result.error not in (self.INTERRUPTED, self.HANDOFF_DUE):
-            result.errors.append(result.error)
-
-    def _guarded(self, spec: AgentSpec) -> AgentSpec:
-        """``spec`` with the hooks its role needs (walls, foreground dispatch, workbench
-        housekeeping) merged after the author's own — installed afresh on every attempt."""
-        from flower.core.guard import merge_hooks, role_hooks
-
-        walls = role_hooks(spec, workbench=self.workbench, spill_threshold=self.spill_threshold)
-        return replace(spec, hooks=merge_hooks(spec.hooks, walls)) if walls else spec
-
-    def _interrupt_pending(self) -> bool:
-        return self._interrupt.pending
-
-    async def _watch_interrupt(self, stop: _Stopper, result: StepResult) -> None:
-        """Turn a human's interrupt request (from any thread) into a CLI interrupt, promptly:
-        the turn stops even in the middle of a long tool call. Not before the session has an
-        id: a turn stopped before that leaves nothing to resume the words into."""
-        import anyio
-
-        while not (self._interrupt.pending and result.session_id):
-            await anyio.sleep(0.1)
-        await stop.now()
+    # -- session ids and lineage ---------------------------------------------------------
 
     def _note_session(self, message: Any, result: StepResult) -> None:
         """Record the session id the moment it is first seen and tell ``on_session``."""
@@ -741,9 +418,9 @@ class Runtime:
                 sid = data.get("session_id")
         if sid and sid != result.session_id:
             result.session_id = sid
-            if not self._unannounced:
+            if not self._handoff_ctl.unannounced:
                 self._announce(sid)
-        elif self._unannounced and result.session_id:
+        elif self._handoff_ctl.unannounced and result.session_id:
             self._announce_if_stored(result.session_id)
 
     def _announce_if_stored(self, sid: str) -> None:
@@ -751,95 +428,16 @@ class Runtime:
         before its first entries are mirrored then resumes the predecessor (which hands off
         again) instead of starting the step over from its original prompt."""
         if self.has_session(sid):
-            self._unannounced = False
+            self._handoff_ctl.unannounced = False
             self._announce(sid)
 
     def _announce(self, sid: str) -> None:
         hook = self.on_session
-        if hook is not None and not self._writing:
+        if hook is not None and not self._handoff_ctl.writing:
             try:
                 hook(sid)
             except Exception as exc:
                 log.warning("flower: on_session hook failed: %s", exc)
-
-    def _absorb(self, ev: Event, result: StepResult, said: list[str]) -> str | None:
-        """Fold one event into the result; returns a failure text for an error result."""
-        p = ev.payload
-        if ev.kind == "text" and not p.get("subagent"):
-            if ev.text.strip():
-                said.append(ev.text)
-        elif ev.kind == "error":
-            result.errors.append(ev.text)
-        elif ev.kind == "result":
-            result.cost_usd = round(result.cost_usd + float(p.get("cost_usd") or 0.0), 6)
-            result.num_turns += int(p.get("num_turns") or 0)
-            if p.get("session_id"):
-                result.session_id = p["session_id"]
-            if p.get("is_error"):
-                raw = ev.raw
-                detail = getattr(raw, "result", None) or "; ".join(
-                    getattr(raw, "errors", None) or []) or ev.text
-                # an API failure reports subtype "success"; the prose alone is the reason
-                if ev.text in ("", "success") or detail == ev.text:
-                    return detail
-                return f"{ev.text}: {detail}"
-            result.ok = True
-        if ev.kind in ("text", "thinking", "tool_call", "tool_result") and \
-                not p.get("subagent") and p.get("context"):
-            result.context = int(p["context"])
-        return None
-
-
-class _Stopper:
-    """Asks the CLI to stop the current turn — once. The turn then ends with a result."""
-
-    def __init__(self, client: Any) -> None:
-        self.client = client
-        self.sent = False
-
-    async def now(self) -> None:
-        if not self.sent:
-            self.sent = True
-            await self.client.interrupt()
-
-
-def _with_words(prompt: str, words: str | None) -> str:
-    """``prompt`` with a human's pending words appended under a clear label."""
-    if not words or not words.strip():
-        return prompt
-    return f"{prompt}\n\n{texts.HUMAN_WORDS_PENDING.format(words=words.strip())}"
-
-
-def _terminate_cli(client: Any, *, hard: bool = False) -> None:
-    """SIGTERM (``hard``: SIGKILL) the client's CLI subprocess now (it stops its running
-    tools and exits), so the disconnect that follows does not wait out the SDK's 5 s grace
-    period first. Only for an abandoned step: a normal end keeps the graceful path, whose
-    wait lets the CLI flush its last transcript entries to the store."""
-    transport = getattr(client, "_transport", None)
-    process = getattr(transport, "_process", None)
-    if process is None or getattr(process, "returncode", 0) is not None:
-        return
-    try:
-        process.kill() if hard else process.terminate()
-    except (ProcessLookupError, OSError) as exc:
-        log.debug("flower: could not stop the CLI: %s", exc)
-
-
-def _short(text: str, limit: int = 120) -> str:
-    """One line of an error, for the 交接降级(<why>) note."""
-    line = " ".join(text.split())
-    return line if len(line) <= limit else line[: limit - 1] + "…"
-
-
-def _fatal_retry(message: Any) -> str | None:
-    """An ``api_retry`` notice for an error no retry can fix (e.g. a bad key)."""
-    if getattr(message, "subtype", None) != "api_retry":
-        return None
-    data = getattr(message, "data", None) or {}
-    if is_fatal_retry(data):
-        status = data.get("error_status")
-        return f"API Error: {status or ''} {data.get('error') or 'fatal'} (not retried)".strip()
-    return None
 
 
 def _safe_sink(on_event: EventSink | None, scrub: Callable[[str], str]) -> EventSink:
