@@ -235,7 +235,7 @@ def spill(workbench: Workbench, content: str, *, threshold: int) -> str:
     (the same file the resume-time trim would write for it)."""
     if len(content) < threshold:
         return content
-    from flower.stores.trim import write_spill
+    from flower.stores.trimming import write_spill
 
     path = write_spill(content, str(workbench.spill))
     if path is None:  # the disk refused: keep the result rather than lose it

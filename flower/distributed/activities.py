@@ -2,7 +2,7 @@
 
 ``flower.plan`` imports the target and names its steps. ``flower.step`` runs one step — its
 ``when``/``frozen`` checks, its attempt loop with gate, judge and ``on_reject`` — through
-the very ``Workflow._run_step`` a local run uses, on a ``Runtime`` against the worker's
+the very ``Workflow.run_step`` a local run uses, on a ``Runtime`` against the worker's
 session store (``--store``/``FLOWER_STORE_URL``: shared PostgreSQL when workers are on
 several machines). While it runs it
 
@@ -97,9 +97,9 @@ async def plan(req: dict[str, Any]) -> dict[str, Any]:
 
 
 class Beat:
-    """Heartbeat state; also the lineage stand-in ``Workflow._run_step`` calls
+    """Heartbeat state; also the ``SessionMemory`` ``Workflow.run_step`` calls
     ``remember`` on — exactly when the step's own session id becomes known (a judge run
-    from the gate never reaches it)."""
+    from the gate never reaches it), so the heartbeat names it for a retry to resume."""
 
     def __init__(self, step: str, previous: Any) -> None:
         self.step = step
@@ -247,7 +247,7 @@ async def step(req: dict[str, Any]) -> dict[str, Any]:
         if beat.carried:
             bridge.emit(_note(texts.DIST_RESUMING.format(step=the_step.name,
                                                          session=beat.carried)))
-        go_on = await _one_step(wf, the_step, index, rt, ctx, sessions, beat, bridge.emit)
+        go_on = await wf.run_step(the_step, index, rt, ctx, beat, on_event=bridge.emit)
     finally:
         for t in tasks:
             t.cancel()
@@ -262,27 +262,6 @@ async def step(req: dict[str, Any]) -> dict[str, Any]:
                                                         keys=", ".join(dropped))))
     await bridge.flush()
     return {"ctx": out, "rows": rows, "stop": not go_on}
-
-
-async def _one_step(wf: Workflow, step: Any, index: int, rt: Any, ctx: dict[str, Any],
-                    sessions: dict[str, str], beat: Beat, emit: Any) -> bool:
-    """``Workflow.run``'s body for one step: ``when``, ``frozen``, then ``_run_step``."""
-    from flower.core.events import Event
-    from flower.workflow.base import _maybe_await
-
-    total = len(wf.steps)
-    if step.when is not None and not await _maybe_await(step.when(ctx)):
-        return True
-    if step.frozen is not None:
-        done = step.frozen(ctx)
-        if done is not None:
-            ctx[step.name] = done
-            emit(Event("step", text=step.name, payload={
-                "index": index, "total": total, "resumed": False, "frozen": True,
-                "woke": ctx.get("_woke", 1)}))
-            return True
-    return await wf._run_step(step, index, total, rt, ctx, sessions, beat,  # type: ignore[arg-type]
-                              emit, None)
 
 
 def _note(text: str) -> Event:

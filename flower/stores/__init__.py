@@ -7,26 +7,23 @@ imported without loading ``claude_agent_sdk``. The prune layer, ``EphemeralPolic
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-_EXPORTS = {
+from flower._lazy import lazy_exports
+
+# public name -> module that defines it (the policy and the report never load the SDK)
+_EXPORTS: dict[str, str] = {
     "SqliteSessionStore": "flower.stores.sqlite",
-    "TrimmingSessionStore": "flower.stores.trim",
-    "TrimPolicy": "flower.stores.trim",
-    "trim_report": "flower.stores.trim",
+    "TrimmingSessionStore": "flower.stores.layered",
+    "TrimPolicy": "flower.stores.trimming",
+    "trim_report": "flower.stores.trimming",
 }
 
 __all__ = ["SqliteSessionStore", "TrimPolicy", "TrimmingSessionStore", "trim_report"]
 
-
-def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module 'flower.stores' has no attribute {name!r}")
-    return getattr(importlib.import_module(module), name)
-
+__getattr__, __dir__ = lazy_exports("flower.stores", _EXPORTS, globals())
 
 if TYPE_CHECKING:  # pragma: no cover
+    from flower.stores.layered import TrimmingSessionStore
     from flower.stores.sqlite import SqliteSessionStore
-    from flower.stores.trim import TrimmingSessionStore, TrimPolicy, trim_report
+    from flower.stores.trimming import TrimPolicy, trim_report

@@ -1,10 +1,10 @@
 """The load-time layers over any backend: ``entries → entries`` transforms plus a report.
 
-Trim/expire (layer 2, ``trim.py``) and prune (layer 3, ``prune.py``) are pure transforms of
-a transcript; :class:`Layers` composes them — one ``scan`` shared by both, edits in place
-on the freshly parsed copy, counts of what was done — and a store applies it in ``load``
-only. Appends, listings and deletes go to the backend untouched, so the archive is always
-the verbatim transcript.
+Trim/expire (layer 2, ``trimming.py``) and prune (layer 3, ``pruning.py``) are pure
+transforms of a transcript; :class:`Layers` composes them — one ``scan`` shared by both,
+edits in place on the freshly parsed copy, counts of what was done — and a store applies it
+in ``load`` only. Appends, listings and deletes go to the backend untouched, so the archive
+is always the verbatim transcript.
 
 Two ways to get the layers:
 
@@ -34,10 +34,10 @@ from claude_agent_sdk import (
     SessionSummaryEntry,
 )
 
-from flower.stores.prune import PrunePolicy, prune_entries, prune_scanned
+from flower.stores.pruning import PrunePolicy, prune_entries, prune_scanned
 from flower.stores.sqlite import SqliteSessionStore, gc_paused
 from flower.stores.transcript import scan
-from flower.stores.trim import (
+from flower.stores.trimming import (
     EphemeralPolicy,
     SpillMemo,
     TrimPolicy,

@@ -22,17 +22,15 @@ import json
 import logging
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from flower import texts
 from flower.stores.codec import decode
 from flower.usage import entry_context
 
-if TYPE_CHECKING:
-    from flower.stores.postgres import PostgresSessionStore
-
-__all__ = ["PostgresBook", "RunProbe"]
+__all__ = ["BookStore", "PostgresBook", "RunProbe"]
 
 log = logging.getLogger("flower.stores")
 _READ_RETRY = 5.0  # seconds a lineage read waits for a server that is away
@@ -43,10 +41,23 @@ def _row_text(row: dict[str, Any]) -> str:
     return json.dumps(row, ensure_ascii=True, default=str)  # ASCII: lone surrogates are safe
 
 
+class BookStore(Protocol):
+    """What a book needs of the store it writes beside: its SQL with the schema filled in
+    and its transactions (retried while the server is away). ``PostgresSessionStore`` is
+    one; this module never imports it, so the store can import the book at its top and the
+    read-only ``RunProbe`` loads without the driver."""
+
+    def _q(self, text: str) -> Any:
+        """``text`` with ``{s}`` replaced by the quoted schema."""
+
+    def _tx(self, fn: Callable[[Any], Any], *, retry: float | None = None) -> Any:
+        """``fn(cursor)`` in one committed transaction."""
+
+
 class PostgresBook:
     """Lineage and manifest rows of run ``name`` in ``store``'s schema."""
 
-    def __init__(self, store: PostgresSessionStore, name: str) -> None:
+    def __init__(self, store: BookStore, name: str) -> None:
         self.store = store
         self.name = name
         self._cond = threading.Condition()

@@ -70,6 +70,7 @@ from claude_agent_sdk import (
 
 from flower import texts
 from flower.stores.codec import decode, decode_many, encode
+from flower.stores.pgbook import PostgresBook
 from flower.stores.rows import Rejected, plan_append
 from flower.stores.sqlite import store_key
 from flower.stores.url import display_url, is_postgres_url
@@ -177,7 +178,7 @@ class PostgresSessionStore(SessionStore):
         self._caught_up: collections.deque[list[SessionStoreEntry]] = collections.deque(
             maxlen=32)
         self._offline_since: float | None = None
-        self._books: list[Any] = []
+        self._books: list[PostgresBook] = []
         self._last_mtime = 0
         self._mtime_lock = threading.Lock()
         shown = display_url(self.url)
@@ -599,8 +600,6 @@ class PostgresSessionStore(SessionStore):
     def book(self, name: str) -> Any:
         """The remote run book of run ``name`` (lineage + manifest rows in this schema);
         closed with the store. See :mod:`flower.stores.pgbook`."""
-        from flower.stores.pgbook import PostgresBook
-
         book = PostgresBook(self, name)
         self._books.append(book)
         return book

@@ -12,7 +12,7 @@ from __future__ import annotations
 import inspect
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from flower import texts
 from flower.core.agent import AgentSpec
@@ -26,6 +26,16 @@ Ctx = dict[str, Any]
 ON_FAIL = ("stop", "skip", "continue")
 #: ctx keys that describe one ``Workflow.run`` only; cleared when the next run starts
 RUN_SCOPED = ("_failed_at", "_aborted")
+
+
+class SessionMemory(Protocol):
+    """Where a step's session ids go the moment they are known — a run killed mid-step
+    (SIGHUP, a dead worker) can then resume that session instead of starting over.
+    ``Lineage`` (lineage.json, local runs) and a Temporal activity's heartbeat both are one.
+    """
+
+    def remember(self, name: str, sid: str, /) -> None:
+        """Step ``name`` is now in session ``sid``."""
 
 
 class StepAbort(Exception):
@@ -115,23 +125,42 @@ class Workflow:
         sessions: dict[str, str] = ctx.setdefault("_sessions", {})
         ctx.setdefault("_results", {})
         lineage = self._open_lineage(runtime, ctx, sessions)
-        emit = on_event or (lambda ev: None)
-        total = len(self.steps)
         for index, step in enumerate(self.steps, 1):
-            if step.when is not None and not await _maybe_await(step.when(ctx)):
-                continue
-            if step.frozen is not None:
-                done = await _maybe_await(step.frozen(ctx))
-                if done is not None:
-                    ctx[step.name] = done
-                    emit(Event("step", text=step.name, payload={
-                        "index": index, "total": total, "resumed": False, "frozen": True,
-                        "woke": ctx.get("_woke", 1)}))
-                    continue
-            if not await self._run_step(step, index, total, runtime, ctx, sessions, lineage,
-                                        on_event, on_step):
+            if not await self.run_step(step, index, runtime, ctx, lineage,
+                                       on_event=on_event, on_step=on_step):
                 break
         return ctx
+
+    async def run_step(
+        self,
+        step: Step,
+        index: int,
+        runtime: Runtime,
+        ctx: Ctx,
+        lineage: SessionMemory | None = None,
+        *,
+        on_event: Callable[[Event], None] | None = None,
+        on_step: Callable[[Step, StepResult], None] | None = None,
+    ) -> bool:
+        """Step ``index`` (1-based) of this workflow, whole: ``when``, ``frozen``, then its
+        attempts with gate, ``on_reject`` and ``on_fail``. False means the workflow stops.
+
+        ``run`` calls it once per step and a Temporal worker calls it for the one step its
+        activity runs, so both honour the same rules. ``lineage`` is told each session id
+        of the step the moment it is known; ``None`` records nothing.
+        """
+        if step.when is not None and not await _maybe_await(step.when(ctx)):
+            return True
+        if step.frozen is not None:
+            done = await _maybe_await(step.frozen(ctx))
+            if done is not None:
+                ctx[step.name] = done
+                if on_event is not None:
+                    on_event(Event("step", text=step.name, payload={
+                        "index": index, "total": len(self.steps), "resumed": False,
+                        "frozen": True, "woke": ctx.get("_woke", 1)}))
+                return True
+        return await self._attempts(step, index, runtime, ctx, lineage, on_event, on_step)
 
     def _open_lineage(self, runtime: Runtime, ctx: Ctx,
                       sessions: dict[str, str]) -> Lineage | None:
@@ -150,11 +179,13 @@ class Workflow:
             sessions.setdefault(name, sid)
         return lineage
 
-    async def _run_step(self, step: Step, index: int, total: int, runtime: Runtime, ctx: Ctx,
-                        sessions: dict[str, str], lineage: Lineage | None,
+    async def _attempts(self, step: Step, index: int, runtime: Runtime, ctx: Ctx,
+                        lineage: SessionMemory | None,
                         on_event: Callable[[Event], None] | None,
                         on_step: Callable[[Step, StepResult], None] | None) -> bool:
-        """One step with its attempt loop; returns False when the workflow must stop."""
+        """The step's attempt loop (it is not skipped); returns False when the workflow
+        must stop."""
+        sessions: dict[str, str] = ctx.setdefault("_sessions", {})
         carried = False
         refork: str | None = None  # the source to fork after all, if the own fork is gone
         own = sessions.get(step.name) if self.continuous else None
@@ -177,7 +208,7 @@ class Workflow:
         prompt = step.render(ctx, resuming=carried)
         if on_event is not None:
             on_event(Event("step", text=step.name, payload={
-                "index": index, "total": total, "resumed": carried,
+                "index": index, "total": len(self.steps), "resumed": carried,
                 "woke": ctx.get("_woke", 1)}))
 
         result: StepResult | None = None
@@ -212,7 +243,7 @@ class Workflow:
             # else: same prompt/resume/fork as the first attempt (locals; the Step is untouched)
 
         assert result is not None
-        ctx["_results"][step.name] = result
+        ctx.setdefault("_results", {})[step.name] = result
         if on_step is not None:
             on_step(step, result)
         if result.session_id:
@@ -232,7 +263,7 @@ class Workflow:
 
     @staticmethod
     async def _attempt(step: Step, attempt: int, runtime: Runtime, prompt: str,
-                       resume: str | None, fork: bool, lineage: Lineage | None,
+                       resume: str | None, fork: bool, lineage: SessionMemory | None,
                        on_event: Callable[[Event], None] | None) -> StepResult:
         """``runtime.run`` with the lineage hook attached for exactly this call.
 

@@ -3,14 +3,20 @@ one readable line when the server is unreachable, ctx and events as JSON."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
+import tempfile
+from pathlib import Path
 
 from click.testing import CliRunner
 
+from flower import texts
 from flower.cli.app import COMMANDS, main, route
 from flower.core.events import Event
 from flower.distributed.codec import dump_ctx, event_from_json, event_to_json, load_ctx
+
+from .conftest import Worker
 
 
 def test_import_flower_does_not_import_temporalio() -> None:
@@ -60,3 +66,36 @@ def test_events_cross_as_json() -> None:
     back = event_from_json(event_to_json(ev))
     assert back.kind == "ask" and back.payload["id"] == "q1" and back.raw is None
     assert len(back.text) < 5000 and isinstance(back.payload["raw"], str)
+
+
+def test_worker_with_a_sqlite_store_starts_without_the_postgres_driver(
+        temporal, queue: str, cli_env: dict[str, str], workspace: Path,
+        tmp_path: Path) -> None:
+    """``pip install 'flower[temporal]'`` without the postgres extra: a worker on a SQLite
+    store serves (it must not import psycopg just to show its store URL)."""
+    blocked = tmp_path / "blocked"
+    (blocked / "psycopg").mkdir(parents=True)
+    (blocked / "psycopg" / "__init__.py").write_text("raise ImportError('no psycopg here')\n")
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join([str(blocked), str(Path(__file__).resolve().parents[2]),
+                                         env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
+    env["COLUMNS"] = "400"  # the console's widest: the ready line stays one line of stdout
+    probe = subprocess.run([sys.executable, "-c", "import psycopg"], env=env,
+                           capture_output=True, text=True)
+    assert probe.returncode != 0 and "no psycopg here" in probe.stderr
+    with tempfile.TemporaryDirectory(prefix="fw") as short:  # a path that fits on the line
+        url = f"sqlite://{short}/x.db"
+        w = Worker(subprocess.Popen(
+            [sys.executable, "-m", "flower", "worker", "--temporal", temporal.address,
+             "--queue", queue, "--store", url],
+            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env,
+            cwd=workspace, start_new_session=True))
+        try:
+            assert w.ready.wait(60), "worker did not start:\n" + "\n".join(w.lines)
+            (ready,) = [line for line in w.lines
+                        if line.startswith(texts.DIST_WORKER_READY.split("{")[0])]
+            assert ready == texts.DIST_WORKER_READY.format(address=temporal.address,
+                                                           queue=queue, store=url)
+            assert w.terminate() == 0
+        finally:
+            w.stop()

@@ -22,6 +22,8 @@ from flower.testing import FakeServer, Request, reply, tool_result_text, tool_us
 from .conftest import wait_until
 
 FLOWS = '''
+import asyncio
+
 from flower import AgentSpec, HumanChannel, Step, Workflow
 
 SPEC = AgentSpec(name="worker", instructions="test agent", allowed_tools=["Bash"],
@@ -35,6 +37,16 @@ def two():
 
 def one():
     return Workflow([Step("唯一", SPEC, "做一件小事")])
+
+
+async def _brief_is_frozen(ctx):
+    await asyncio.sleep(0)  # a real await: the coroutine must be awaited, not stored
+    return "## 需求\\n异步冻结"
+
+
+def frozen():
+    return Workflow([Step("确认需求", SPEC, "不该跑", frozen=_brief_is_frozen),
+                     Step("干活", SPEC, lambda ctx: "按需求做:" + ctx["确认需求"])])
 
 
 def asking():
@@ -109,6 +121,25 @@ async def test_worker_dies_mid_step_other_worker_resumes_the_same_session(
     # the run's own record (flower status) agrees with the manifest
     assert [(r["step"], r["session_id"]) for r in p["rows"]] == \
         [(r["step"], r["session_id"]) for r in rows] and p["cost"] > 0
+
+
+async def test_async_frozen_step_is_skipped_on_a_worker_and_its_value_flows_on(
+        fake: FakeServer, workspace: Path, run_dir: Path, workers, client,
+        queue: str) -> None:
+    """An async ``frozen`` is awaited on a worker as in a local run: the step never reaches
+    the model, its value is in ``ctx`` and reaches the next step's worker."""
+    fake.fallback("照做了")
+    workers(1)
+    run_id = new_run_id()
+    req = request(f"{flows(workspace)}:frozen", workspace=workspace, run_dir=run_dir,
+                  run_id=run_id, heartbeat_s=10.0)
+    handle = await submit(client, req, queue=queue, run_id=run_id)
+    p = await asyncio.wait_for(handle.result(), 60)
+    assert p["state"] == "done", p
+    assert p["ctx"]["确认需求"] == "## 需求\n异步冻结"
+    assert [r["step"] for r in manifest(req)] == ["干活"]  # the frozen step never ran
+    (asked,) = fake.message_requests()
+    assert "按需求做:## 需求\n异步冻结" in asked.last_user_text()
 
 
 async def _wait_heartbeat(client: Any, handle: Any, sid: str) -> dict[str, Any]:

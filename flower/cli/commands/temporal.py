@@ -71,8 +71,6 @@ def worker(g: Globals, address: str, queue: str, concurrency: int | None) -> int
             from flower.stores.url import display_url
 
             store = display_url(store)
-        out.print(escape(texts.DIST_WORKER_READY.format(address=address, queue=queue,
-                                                         store=store)), highlight=False)
         stopping: list[Any] = []
 
         def graceful() -> None:  # SIGTERM: steps in flight are cancelled and move elsewhere
@@ -82,6 +80,9 @@ def worker(g: Globals, address: str, queue: str, concurrency: int | None) -> int
         loop = asyncio.get_running_loop()
         with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
             loop.add_signal_handler(signal.SIGTERM, graceful)
+        # "ready" only once SIGTERM stops it gracefully (shutdown before run is safe)
+        out.print(escape(texts.DIST_WORKER_READY.format(address=address, queue=queue,
+                                                         store=store)), highlight=False)
         await w.run()
         return 0
 

@@ -1,0 +1,255 @@
+"""Layer 3 of the session store, the rules alone: keep failure debris out of the context fed
+back on resume.
+
+Pure ``entries → entries`` transforms and their policy; ``PruningSessionStore`` (Runtime's
+store), which applies them in ``load()``, is in ``layered.py``, and ``prune.py`` gathers both
+under the names scripts import. Trim (layer 2) drops by size and staleness; prune drops by
+"is it an error". In the copy ``load()`` returns (SQLite is never modified):
+
+1. synthetic API-error messages (``isApiErrorMessage`` / model ``<synthetic>``) and the
+   CLI's ``system``/``api_error`` retry records are removed — after a network outage the
+   model should not resume "discussing" a connection error;
+2. denied tool calls (structural marker ``toolDenialKind == "permission-rule"``, written by
+   this CLI for both ``can_use_tool`` denials and PreToolUse-hook denials) are removed as a
+   pair — tool_use and tool_result — except the newest ``keep_denials``;
+3. results left by an interrupted call (kinds ``interrupted``/``user-rejected``/``cancelled``
+   or ``[Request interrupted`` text) get a neutral body — the CLI's own wording tells the
+   model to "STOP and wait for the user"; so does an ``Agent`` result saying the subagent
+   "terminated early due to an API error" (an outage mid-task is not news for the model);
+4. a tool_use that never got a result is healed by inserting a result entry after it (the
+   API rejects an unpaired tool_use; deleting it could take healthy text/thinking along).
+
+Removed entries are cut out of the ``parentUuid`` chain with ``relink`` over the FULL list.
+"""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass
+from typing import Any
+
+from flower import texts
+from flower.stores.transcript import (
+    AGENT_API_ERROR,
+    ASSISTANT,
+    PROTECTED_USER,
+    USER,
+    Scan,
+    content_blocks,
+    is_protected,
+    relink,
+    scan,
+    with_content,
+)
+
+__all__ = ["DENIAL_KINDS", "INTERRUPT_KINDS", "PrunePolicy", "prune_entries", "prune_scanned"]
+
+Entry = dict[str, Any]
+
+# Observed in CLI 2.1.332 transcripts (tests/stores/fixtures): a can_use_tool deny and a
+# PreToolUse deny both write "permission-rule"; an interrupt mid-tool writes "user-rejected",
+# a session killed mid-tool is healed by the CLI with "interrupted".
+DENIAL_KINDS = frozenset({"permission-rule", "automode-blocked"})
+INTERRUPT_KINDS = frozenset({"interrupted", "user-rejected", "cancelled"})
+_INTERRUPT_MARK = "[Request interrupted"
+_HEAL_NS = uuid.UUID("6f1c1f5e-4b8a-4f0e-9a57-f10e2c0d0a11")
+_COPY_FROM_ANCHOR = ("isSidechain", "agentId", "sessionId", "cwd", "version", "gitBranch",
+                     "userType", "entrypoint", "timestamp")
+
+
+@dataclass
+class PrunePolicy:
+    """What prune removes or rewrites in the resumed copy."""
+
+    drop_api_errors: bool = True
+    neutralize_interrupts: bool = True
+    interrupt_text: str = texts.INTERRUPTED_RESULT
+    heal_orphans: bool = True
+    orphan_text: str = texts.ORPHAN_RESULT
+    keep_denials: int = 1
+
+
+def _results(e: Entry) -> list[tuple[int, dict[str, Any]]]:
+    return [(j, b) for j, b in enumerate(content_blocks(e))
+            if isinstance(b, dict) and b.get("type") == "tool_result"]
+
+
+def _denied_id(e: Entry) -> str | None:
+    """tool_use_id of the call this entry denies, if it is a denial result entry."""
+    if e.get("type") != "user" or is_protected(e):
+        return None
+    kind = e.get("toolDenialKind")
+    decision = e.get("permissionDecision")
+    denied = kind in DENIAL_KINDS or (
+        kind is None and isinstance(decision, dict) and decision.get("decision") == "reject")
+    results = _results(e) if denied else []
+    # One result per entry is what the CLI writes; with several we cannot tell which one
+    # was denied, so nothing is removed (removing a real result would be far worse).
+    if len(results) == 1 and isinstance(results[0][1].get("tool_use_id"), str):
+        return results[0][1]["tool_use_id"]
+    return None
+
+
+def _is_interrupt(e: Entry, block: dict[str, Any]) -> bool:
+    if e.get("toolDenialKind") in INTERRUPT_KINDS:
+        return True
+    body = block.get("content")
+    if isinstance(body, list):
+        body = " ".join(b.get("text", "") for b in body if isinstance(b, dict))
+    if not isinstance(body, str):
+        return False
+    return (block.get("is_error") is True and _INTERRUPT_MARK in body) or AGENT_API_ERROR in body
+
+
+def _blocks_of(e: Entry) -> list[Any] | None:
+    message = e.get("message")
+    content = message.get("content") if type(message) is dict else None
+    return content if type(content) is list else None
+
+
+def prune_entries(entries: list[Entry], policy: PrunePolicy) -> tuple[list[Entry], dict[str, int]]:
+    """The pruned copy of ``entries`` and counts of what was done. Never mutates the input."""
+    return prune_scanned(entries, scan(entries), policy)
+
+
+def prune_scanned(entries: list[Entry], found: Scan, policy: PrunePolicy,
+           ) -> tuple[list[Entry], dict[str, int]]:
+    """``prune_entries`` given the scan of ``entries``; copy-on-write.
+
+    It runs on every resume of a run that may hold 50k entries, so it never walks them
+    again: ``found`` says which few entries are denials, API errors or interrupt
+    candidates, and orphans are found by replaying the scan's compact block records.
+    Per entry the rules apply in the order they always did: API error (dropped) → denied
+    blocks removed → interrupted results neutralized → tool_use/tool_result pairing.
+    """
+    stats = {"pruned": 0, "denials_dropped": 0, "neutralized": 0, "healed": 0}
+    gone = _gone(entries, found, policy)
+    stats["denials_dropped"] = len(gone)
+    drop = set(found.errors) if policy.drop_api_errors else set()
+    touched, pending = _replay(found, gone, drop)
+    suspects = _suspects(entries, found, drop) if policy.neutralize_interrupts else set()
+    work = list(entries)
+    for i in sorted(touched | suspects):
+        e = work[i]
+        blocks = _blocks_of(e)
+        if not blocks:
+            continue
+        if i in touched:
+            kept = [b for b in blocks if not (
+                type(b) is dict and (b.get("id") in gone or b.get("tool_use_id") in gone)
+                and b.get("type") in ("tool_use", "tool_result"))]
+            if not kept:
+                drop.add(i)
+                continue
+            work[i] = e = with_content(e, kept, drop=("toolUseResult",))
+            blocks = kept
+        if i in suspects:
+            _neutralize(work, i, e, blocks, policy.interrupt_text, stats)
+    stats["pruned"] = len(drop)
+    inserts = (_heal(work, pending, drop, policy.orphan_text, stats)
+               if policy.heal_orphans and pending else None)
+    return relink(work, drop, inserts, found=found), stats
+
+
+def _gone(entries: list[Entry], found: Scan, policy: PrunePolicy) -> set[str]:
+    """tool_use ids of the denied calls to remove: all but the newest ``keep_denials``."""
+    denied = [d for i in found.marked for d in (_denied_id(entries[i]),) if d is not None]
+    keep = max(policy.keep_denials, 0)
+    return set(denied[: len(denied) - keep] if keep else denied)
+
+
+def _replay(found: Scan, gone: set[str], drop: set[int]) -> tuple[set[int], dict[str, int]]:
+    """Replay the scan's block records in transcript order, skipping ``drop``ped entries.
+
+    Returns the unprotected entries with a block that refers to a ``gone`` call (they get
+    those blocks removed) and, as tool_use id -> entry index, every call that no later
+    result answers (orphans to heal). Removed blocks neither make nor answer a call; an
+    entry whose blocks all go is dropped later, and all its blocks were skipped here.
+    """
+    touched: set[int] = set()
+    pending: dict[str, int] = {}
+    for i, role, btype, bid, tid in found.refs:
+        if i in drop:
+            continue
+        if gone and role != PROTECTED_USER and (bid in gone or tid in gone):
+            touched.add(i)
+            if btype == "tool_use" or btype == "tool_result":
+                continue
+        if btype == "tool_use":
+            if role == ASSISTANT and type(bid) is str:
+                pending[bid] = i
+        elif btype == "tool_result" and role <= USER:
+            pending.pop(tid, None)  # type: ignore[arg-type]
+    return touched, pending
+
+
+def _suspects(entries: list[Entry], found: Scan, drop: set[int]) -> set[int]:
+    """Unprotected user entries that may hold an interrupted result (``_neutralize`` checks
+    each block; a candidate whose erring block was removed as denied changes nothing)."""
+    marked = (i for i in found.marked if entries[i].get("toolDenialKind") in INTERRUPT_KINDS)
+    return {i for i in (*found.erring, *marked) if i not in drop}
+
+
+def _neutralize(work: list[Entry], i: int, e: Entry, blocks: list[Any], text: str,
+                stats: dict[str, int]) -> list[Any]:
+    fixed = [
+        {**b, "content": text, "is_error": False}
+        if isinstance(b, dict) and b.get("type") == "tool_result" and _is_interrupt(e, b)
+        else b
+        for b in blocks
+    ]
+    changed = sum(a is not b for a, b in zip(fixed, blocks, strict=True))
+    if changed:
+        work[i] = with_content(e, fixed)
+        stats["neutralized"] += changed
+    return fixed
+
+
+def _anchor(entries: list[Entry], i: int, drop: set[int]) -> int:
+    """Last surviving entry of the assistant message that entry ``i`` belongs to.
+
+    The CLI writes one entry per content block (same ``message.id``); the supplied results
+    go after the whole message so it is not split in two.
+    """
+    msg_id = entries[i].get("message", {}).get("id")
+    anchor = i
+    for k in range(i + 1, len(entries)):
+        e = entries[k]
+        if k in drop or "uuid" not in e:  # dropped, or bookkeeping (last-prompt …)
+            continue
+        message = e.get("message")
+        if (e.get("type") == "assistant" and isinstance(message, dict) and msg_id is not None
+                and message.get("id") == msg_id):
+            anchor = k
+            continue
+        break
+    return anchor
+
+
+def _heal(work: list[Entry], pending: dict[str, int], drop: set[int], text: str,
+          stats: dict[str, int]) -> dict[int, Entry]:
+    """One supplied-result entry per orphaned assistant message, keyed by where it goes."""
+    by_entry: dict[int, list[str]] = {}
+    for tid, i in pending.items():
+        by_entry.setdefault(i, []).append(tid)
+    by_anchor: dict[int, list[str]] = {}
+    for i in sorted(by_entry):
+        by_anchor.setdefault(_anchor(work, i, drop), []).extend(by_entry[i])
+    inserts: dict[int, Entry] = {}
+    for a, ids in by_anchor.items():
+        anchor = work[a]
+        parent = anchor.get("uuid")
+        if not isinstance(parent, str):
+            continue
+        # Deterministic uuid: the same stored transcript always loads to the same copy.
+        heal_id = str(uuid.uuid5(_HEAL_NS, parent + "/" + ",".join(ids)))
+        heal: Entry = {"type": "user", "uuid": heal_id, "parentUuid": parent}
+        heal.update({k: anchor[k] for k in _COPY_FROM_ANCHOR if k in anchor})
+        heal["message"] = {"role": "user", "content": [
+            {"type": "tool_result", "tool_use_id": t, "content": text, "is_error": False}
+            for t in ids]}
+        heal["sourceToolAssistantUUID"] = parent
+        inserts[a] = heal
+        stats["healed"] += len(ids)
+    return inserts
+

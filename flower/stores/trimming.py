@@ -1,0 +1,237 @@
+"""Layer 2 of the session store, the rules alone: feed the model less stale and bulky tool
+output on resume.
+
+Pure ``entries → entries`` transforms and their policies; the store classes that apply them
+in ``load()`` are in ``layered.py``, and ``trim.py`` gathers both under the names scripts
+import. Two orthogonal rules, both applied only to the copy ``load()`` returns (SQLite keeps
+every byte, so everything here is reversible):
+
+- ``EphemeralPolicy`` — time: results of read-only look-ups (``git status``, ``ls`` …, see
+  ``is_ephemeral``) go stale and then mislead; old ones are replaced by an expiry note. Not
+  spilled: re-running the command is the way to get it back.
+- ``TrimPolicy`` — size: old tool results of ``min_chars`` or more are written to
+  ``<workspace>/.flower/spill/<sha256[:16]>.txt`` and replaced by a pointer the agent can
+  ``Read``.
+
+Red lines: the tool_result block itself always stays (only its body changes, or the API
+answers "Missing Tool Result Block"); ``isCompactSummary``/``isMeta`` entries are never
+touched; image/document results are never trimmed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import os
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from flower import texts
+from flower.stores.transcript import Scan, Site, content_blocks, scan, with_content
+
+__all__ = ["EphemeralPolicy", "SpillMemo", "TrimPolicy", "apply_trim", "empty_report",
+           "expire_entries", "spill_dir", "trim_entries", "trim_report", "write_spill"]
+
+log = logging.getLogger(__name__)
+Entry = dict[str, Any]
+
+
+@dataclass
+class TrimPolicy:
+    """Size rule: which old tool results are spilled to disk on resume."""
+
+    keep_recent: int = 20
+    min_chars: int = 2000
+    spill_dirname: str = ".flower/spill"
+    enabled: bool = True
+
+    def placeholder(self, path: str, n: int) -> str:
+        """The pointer line that replaces a spilled body of ``n`` characters."""
+        return texts.SPILL_POINTER.format(n=n, path=path)
+
+
+@dataclass
+class EphemeralPolicy:
+    """Time rule: which old read-only Bash results are marked expired on resume."""
+
+    enabled: bool = True
+    keep_recent: int = 6
+    max_chars: int = 2000
+    text: str = texts.EPHEMERAL_EXPIRED
+
+    def placeholder(self, cmd: str, age: int) -> str:
+        """Expiry note for ``cmd``: its first line, at most 60 chars, in backticks."""
+        lines = cmd.strip().splitlines()
+        first = lines[0][:60] if lines else ""
+        return self.text.format(cmd=f"`{first}`", age=age)
+
+
+def empty_report() -> dict[str, int]:
+    return {"expired": 0, "cleared": 0, "kept": 0, "chars_saved": 0}
+
+
+# entry index -> block index -> (the tool_result block, its new body)
+_Edits = dict[int, dict[int, tuple[dict[str, Any], str]]]
+
+
+def copy_with_bodies(entries: list[Entry], edits: _Edits) -> list[Entry]:
+    """``entries`` with the edited bodies, copy-on-write (for callers' own lists)."""
+    if not edits:
+        return entries
+    out = list(entries)
+    for i, blocks in edits.items():
+        content = list(content_blocks(entries[i]))
+        for j, (block, body) in blocks.items():
+            content[j] = {**block, "content": body}
+        out[i] = with_content(entries[i], content)
+    return out
+
+
+def set_bodies(edits: _Edits) -> None:
+    """Apply the edited bodies in place: only for entries parsed for this very load.
+
+    Copying an edited entry (``dict(entry)``) has to touch every object it refers to; over
+    ~20k edited entries scattered through ~100 MB that was a quarter of the rewrite.
+    """
+    for blocks in edits.values():
+        for block, body in blocks.values():
+            block["content"] = body
+
+
+def spill_dir(workspace: Path, policy: TrimPolicy) -> Path:
+    """``<workspace>/<spill_dirname>``; it must stay inside the workspace so the agent's
+    ``Read`` can reach it (``ValueError`` otherwise)."""
+    target = (workspace / policy.spill_dirname).resolve()
+    if target != workspace and workspace not in target.parents:
+        raise ValueError(f"spill_dirname {policy.spill_dirname!r} leaves the workspace")
+    return target
+
+
+# (uuid, block index, body length) -> spill path: stored rows never change, so this pins a
+# body; a long-lived process skips re-hashing and re-checking it on every later resume.
+SpillMemo = dict[tuple[Any, int, int], str]
+
+
+def plan_edits(found: Scan, *, workspace: Path, policy: TrimPolicy, ephemeral: EphemeralPolicy,
+               memo: SpillMemo, report: dict[str, int]) -> _Edits:
+    """The body edits of both rules; expiry first (an expired body is never spilled)."""
+    edits: _Edits = {}
+    if ephemeral.enabled:
+        expire_sites(found.sites, found.commands, ephemeral, edits, report)
+    if policy.enabled:
+        trim_sites(found.sites, workspace, policy, memo, edits, report)
+    return edits
+
+
+def apply_trim(found: Scan, *, workspace: Path, policy: TrimPolicy,
+               ephemeral: EphemeralPolicy, memo: SpillMemo) -> dict[str, int]:
+    """Expire and spill the entries ``found`` was scanned from, IN PLACE; the report.
+
+    Only for entries parsed for this one load (nothing shares them). The list keeps its
+    length and every entry keeps its keys, so ``found`` stays valid for prune after it.
+    """
+    report = empty_report()
+    if ephemeral.enabled or policy.enabled:
+        set_bodies(plan_edits(found, workspace=workspace, policy=policy, ephemeral=ephemeral,
+                              memo=memo, report=report))
+    return report
+
+
+def expire_entries(entries: list[Entry], ephemeral: EphemeralPolicy,
+                   report: dict[str, int] | None = None) -> list[Entry]:
+    """Copy-on-write: all but the newest ``keep_recent`` ephemeral Bash results expired."""
+    found = scan(entries)
+    edits: _Edits = {}
+    expire_sites(found.sites, found.commands, ephemeral, edits,
+                 report if report is not None else empty_report())
+    return copy_with_bodies(entries, edits)
+
+
+def trim_entries(entries: list[Entry], workspace: Path, policy: TrimPolicy,
+                 memo: SpillMemo | None = None,
+                 report: dict[str, int] | None = None) -> list[Entry]:
+    """Copy-on-write: all but the newest ``keep_recent`` big text results spilled."""
+    edits: _Edits = {}
+    trim_sites(scan(entries).sites, workspace, policy, memo if memo is not None else {}, edits,
+               report if report is not None else empty_report())
+    return copy_with_bodies(entries, edits)
+
+
+def expire_sites(sites: list[Site], commands: dict[str, str], pol: EphemeralPolicy,
+                 edits: _Edits, report: dict[str, int]) -> None:
+    # A site's tid is set only if it answers an ephemeral call (see ``Site``).
+    eligible = [(i, j, block, commands[tid]) for i, j, block, body, tid, _ in sites
+                if tid is not None and body is not None and len(body) <= pol.max_chars]
+    old = eligible[: max(len(eligible) - max(pol.keep_recent, 0), 0)]
+    for k, (i, j, block, cmd) in enumerate(old):
+        note = pol.placeholder(cmd, len(eligible) - k)
+        edits.setdefault(i, {})[j] = (block, note)
+    report["expired"] += len(old)
+
+
+def trim_sites(sites: list[Site], workspace: Path, pol: TrimPolicy, memo: SpillMemo,
+               edits: _Edits, report: dict[str, int]) -> None:
+    big = [(i, j, block, body, uid) for i, j, block, body, _, uid in sites
+           if body is not None and len(body) >= pol.min_chars
+           and j not in edits.get(i, ())]  # an expired body is already tiny
+    keep = min(max(pol.keep_recent, 0), len(big))
+    directory = str(spill_dir(workspace, pol)) if len(big) > keep else ""
+    if directory and not os.path.isdir(directory):
+        memo.clear()  # spill dir removed: write everything again
+    for i, j, block, body, uid in big[: len(big) - keep]:
+        ident = (uid, j, len(body))
+        path = memo.get(ident)
+        if path is None:
+            path = write_spill(body, directory)
+            if path is not None and ident[0] is not None:
+                memo[ident] = path
+        if path is None:
+            keep += 1
+            continue
+        pointer = pol.placeholder(path, len(body))
+        edits.setdefault(i, {})[j] = (block, pointer)
+        report["cleared"] += 1
+        report["chars_saved"] += len(body) - len(pointer)
+    report["kept"] += keep
+
+
+def write_spill(body: str, directory: str) -> str | None:
+    """Write ``body`` once, atomically, content-addressed; the path, or None if the disk refuses.
+
+    Shared by the resume-time trim and the live ``spill_guard``, so one result always lands
+    in one file. A failed spill keeps the result in context rather than failing the caller.
+    Plain ``os.path`` strings: a long run spills thousands of results per load.
+    """
+    data = body.encode("utf-8", "surrogatepass")
+    path = os.path.join(directory, hashlib.sha256(data).hexdigest()[:16] + ".txt")
+    if os.path.exists(path):
+        return path
+    try:
+        os.makedirs(directory, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=directory, prefix=".spill-", suffix=".tmp")
+        try:
+            with os.fdopen(fd, "wb") as fh:
+                fh.write(data)
+            os.replace(tmp, path)
+        except BaseException:
+            os.unlink(tmp)
+            raise
+    except OSError as exc:
+        log.warning("could not spill a tool result to %s: %s", directory, exc)
+        return None
+    return path
+
+
+def trim_report(store: Any) -> str:
+    """One line for UI logs describing what the last ``load()`` trimmed or expired (any
+    store with a ``last_report``: the SQLite layers or ``LayeredSessionStore``)."""
+    r = store.last_report
+    if r.get("cleared", 0):
+        return texts.TRIM_DONE.format(cleared=r["cleared"], kept=r.get("kept", 0),
+                                      tokens=r.get("chars_saved", 0) // 4)
+    if r.get("expired", 0):
+        return texts.TRIM_EXPIRED_ONLY.format(expired=r["expired"])
+    return texts.TRIM_NOTHING
+
