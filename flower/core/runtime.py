@@ -37,8 +37,8 @@ from flower.core.resilience import Resilience, classify, nap
 from flower.stores.backend import layered_store
 from flower.stores.book import remote_book
 from flower.stores.book import run_name as run_name_for
-from flower.stores.prune import PrunePolicy
-from flower.stores.trim import EphemeralPolicy, TrimPolicy
+from flower.stores.pruning import PrunePolicy
+from flower.stores.trimming import EphemeralPolicy, TrimPolicy
 
 if TYPE_CHECKING:
     from flower.core.workbench import Workbench
