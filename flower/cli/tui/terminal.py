@@ -234,19 +234,21 @@ class Session:
         """The prompt_toolkit input line, forever (cancelled when the run ends)."""
         from prompt_toolkit import PromptSession
 
-        session: Any = PromptSession()
-        while True:
-            try:
-                line = await session.prompt_async(self.prompt_text,
-                                                  bottom_toolbar=self.status.line,
-                                                  refresh_interval=0.5)
-            except KeyboardInterrupt:
-                self.ctrl_c()
-                continue
-            except EOFError:
-                self.piped_eof()
-                return
-            self.submit(line)
+        keys = _raw_input()
+        session: Any = PromptSession(input=keys)
+        with keys.raw_mode() if keys is not None else contextlib.nullcontext():
+            while True:
+                try:
+                    line = await session.prompt_async(self.prompt_text,
+                                                      bottom_toolbar=self.status.line,
+                                                      refresh_interval=0.5)
+                except KeyboardInterrupt:
+                    self.ctrl_c()
+                    continue
+                except EOFError:
+                    self.piped_eof()
+                    return
+                self.submit(line)
 
     def start_pipe_reader(self) -> None:
         """Piped stdin: a daemon thread hands each line to the loop; EOF flips the channel to
@@ -332,6 +334,29 @@ def _on_sigint(loop: Any, handler: Any) -> None:
         loop.add_signal_handler(signal.SIGINT, handler)
     except (NotImplementedError, RuntimeError, ValueError):
         pass
+
+
+def _raw_input() -> Any:
+    """The input line's keyboard, kept in raw mode for as long as the session reads it.
+
+    prompt_toolkit puts the terminal back into cooked mode between two prompts and while it
+    prints a line above the input line. A key arriving in that instant is taken by the
+    terminal driver, not the input line: Ctrl-C becomes a SIGINT for the whole foreground
+    process group (the agent's CLI included) or, with no controlling terminal, vanishes. The
+    second Ctrl-C tends to land exactly there (it follows the line saying "press again"),
+    and the run kept waiting for words. Raw throughout, every key waits for the next read.
+
+    ``None`` without a POSIX terminal interface: prompt_toolkit's default input then."""
+    try:
+        from prompt_toolkit.input.vt100 import Vt100Input
+    except ImportError:  # no termios (Windows)
+        return None
+
+    class RawInput(Vt100Input):
+        def cooked_mode(self) -> Any:
+            return contextlib.nullcontext()  # printing a line needs no cooked input
+
+    return RawInput(sys.stdin)
 
 
 def _patched_stdout(active: bool) -> Any:
