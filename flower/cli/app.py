@@ -1,8 +1,8 @@
 """The ``flower`` command line.
 
 ``flower "一句话"`` runs the default job, bare ``flower`` asks what to do (or wakes up),
-``run TARGET`` drives your own workflow, ``once PROMPT`` one agent; ``setup``, ``demo`` and
-``log`` are the helpers around them.
+``run TARGET`` drives your own workflow, ``once PROMPT`` one agent; ``setup``, ``demo``,
+``log`` and ``analyze`` are the helpers around them.
 
 Kept import-light: only click is imported at module load; everything heavy (rich, the SDK,
 prompt_toolkit) is imported inside the command that needs it, so ``flower --help`` is fast.
@@ -23,7 +23,8 @@ from flower import __version__
 from flower.cli.context import Globals
 from flower.texts import RUN_FLAG_HELP
 
-COMMANDS = ("go", "run", "once", "setup", "demo", "log", "store", "worker", "status")
+COMMANDS = ("go", "run", "once", "setup", "demo", "log", "analyze", "store", "worker",
+            "status")
 # flag -> takes a value?
 GLOBAL_FLAGS = {"-w": True, "--workspace": True, "-r": True, "--run-dir": True,
                 "-v": False, "--verbose": False, "-W": False, "--workbench": False,
@@ -243,15 +244,38 @@ def demo(g: Globals) -> None:
     sys.exit(run_demo(g.workspace if g.workspace != "." else None))
 
 
+def schema_option(f: Any) -> Any:
+    """``--schema NAME``: the PostgreSQL schema a store given to Runtime with
+    ``PostgresSessionStore(schema=NAME)`` keeps its sessions in."""
+    return click.option("--schema", default=None, metavar="NAME",
+                        help="With a PostgreSQL --store: the schema holding the sessions "
+                             "(default: flower).")(f)
+
+
 @main.command("log", context_settings=CONTEXT)
 @click.argument("run_dir", required=False)
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+@schema_option
 @click.pass_obj
-def log_cmd(g: Globals, run_dir: str | None, as_json: bool) -> None:
+def log_cmd(g: Globals, run_dir: str | None, as_json: bool, schema: str | None) -> None:
     """The runs in this folder: steps, sessions, attempts, cost, context per round."""
     from flower.cli.commands.log import show_log
 
-    sys.exit(show_log(g, run_dir, as_json=as_json))
+    sys.exit(show_log(g, run_dir, as_json=as_json, schema=schema))
+
+
+@main.command("analyze", context_settings=CONTEXT)
+@click.argument("run_dir", required=False)
+@click.option("--json", "as_json", is_flag=True, help="The report as one JSON document.")
+@schema_option
+@click.pass_obj
+def analyze_cmd(g: Globals, run_dir: str | None, as_json: bool,
+                schema: str | None) -> None:
+    """Post-mortem of a run folder: per step and session the turns, tools, subagents,
+    retries, handoffs, resume rewrites, context slope, cache and largest tool results."""
+    from flower.cli.commands.analyze import analyze_run
+
+    sys.exit(analyze_run(g, run_dir, as_json=as_json, schema=schema))
 
 
 @main.group("store", context_settings=CONTEXT)

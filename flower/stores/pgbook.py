@@ -12,8 +12,8 @@ each run id) and every write carries the whole state, so a write lost to an outa
 healed by the next one; while the server is away the thread retries with backoff and says
 so once. ``close`` waits (bounded) for the last state to land.
 
-:class:`RunProbe` is the strictly read-only look ``wake_state`` takes before anything is
-decided: one connection, no DDL, nothing written.
+The reads are :class:`~flower.stores.readers.PgReader`'s, the same ones the strictly
+read-only :class:`~flower.stores.readers.RunProbe` of ``wake_state`` runs.
 """
 
 from __future__ import annotations
@@ -23,18 +23,15 @@ import logging
 import threading
 import time
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any, Protocol
 
 from flower import texts
-from flower.stores.codec import decode
-from flower.usage import entry_context
+from flower.stores.readers import PgReader
 
-__all__ = ["BookStore", "PostgresBook", "RunProbe"]
+__all__ = ["BookStore", "PostgresBook"]
 
 log = logging.getLogger("flower.stores")
 _READ_RETRY = 5.0  # seconds a lineage read waits for a server that is away
-_SCAN = 500  # entries walked back looking for the last real API call (as wake.py)
 
 
 def _row_text(row: dict[str, Any]) -> str:
@@ -42,10 +39,12 @@ def _row_text(row: dict[str, Any]) -> str:
 
 
 class BookStore(Protocol):
-    """What a book needs of the store it writes beside: its SQL with the schema filled in
-    and its transactions (retried while the server is away). ``PostgresSessionStore`` is
-    one; this module never imports it, so the store can import the book at its top and the
-    read-only ``RunProbe`` loads without the driver."""
+    """What a book needs of the store it writes beside: its schema, its SQL with the schema
+    filled in and its transactions (retried while the server is away).
+    ``PostgresSessionStore`` is one; this module never imports it, so the store can import
+    the book at its top."""
+
+    schema: str
 
     def _q(self, text: str) -> Any:
         """``text`` with ``{s}`` replaced by the quoted schema."""
@@ -74,25 +73,13 @@ class PostgresBook:
     # -- reads (sync)
 
     def lineage(self) -> dict[str, Any] | None:
-        q = self.store._q
-
-        def read(cur: Any) -> Any:
-            cur.execute(q("SELECT workspace, woke, steps FROM {s}.lineage WHERE name=%s"),
-                        (self.name,))
-            return cur.fetchone()
-
-        row = self.store._tx(read, retry=_READ_RETRY)
-        if row is None:
-            return None
-        return {"workspace": row[0], "woke": row[1], "steps": json.loads(row[2])}
+        return self.store._tx(lambda cur: PgReader(cur, self.store.schema).lineage(self.name),
+                              retry=_READ_RETRY)
 
     def manifest(self) -> list[dict[str, Any]]:
         """Every manifest row under this run name (all machines), by run id then order."""
-        q = self.store._q
-        rows = self.store._tx(lambda cur: cur.execute(q(
-            "SELECT row FROM {s}.manifest WHERE name=%s ORDER BY run_id, seq"),
-            (self.name,)).fetchall(), retry=_READ_RETRY)
-        return [json.loads(r) for (r,) in rows]
+        return self.store._tx(lambda cur: PgReader(cur, self.store.schema).manifest(self.name),
+                              retry=_READ_RETRY)
 
     # -- writes (background)
 
@@ -207,97 +194,3 @@ class PostgresBook:
 def _first_line(exc: BaseException) -> str:
     lines = [ln.strip() for ln in str(exc).splitlines() if ln.strip()]
     return lines[0] if lines else type(exc).__name__
-
-
-class RunProbe:
-    """Read-only: the run book and the sessions of run ``name`` in a PostgreSQL store.
-
-    ``RunProbe.open`` returns None when the store cannot be read (no driver, server away,
-    no v2 tables yet): the wake probe then knows only what the files say."""
-
-    def __init__(self, conn: Any, schema: str, name: str) -> None:
-        from psycopg import sql
-
-        self.conn = conn
-        self.name = name
-        self._s = sql.Identifier(schema)
-        self._sql = sql
-
-    @classmethod
-    def open(cls, url: str, name: str, *, schema: str = "flower",
-             timeout: float = 3.0) -> RunProbe | None:
-        try:
-            import psycopg
-
-            conn = psycopg.connect(url, connect_timeout=max(int(timeout), 1), autocommit=True,
-                                   application_name="flower-probe")
-        except Exception:
-            return None
-        try:
-            conn.read_only = True
-            row = conn.execute("SELECT to_regclass(%s), to_regclass(%s)",
-                               (f'"{schema}".lineage', f'"{schema}".meta')).fetchone()
-            if not row or row[0] is None or row[1] is None:
-                conn.close()
-                return None
-        except Exception:
-            conn.close()
-            return None
-        return cls(conn, schema, name)
-
-    def _q(self, text: str) -> Any:
-        return self._sql.SQL(text).format(s=self._s)
-
-    def lineage(self) -> dict[str, Any] | None:
-        row = self.conn.execute(self._q(
-            "SELECT workspace, woke, steps FROM {s}.lineage WHERE name=%s"), (self.name,)
-        ).fetchone()
-        if row is None:
-            return None
-        return {"workspace": row[0], "woke": row[1], "steps": json.loads(row[2])}
-
-    def put_lineage(self, doc: dict[str, Any]) -> None:  # read-only: never writes
-        return None
-
-    def put_manifest(self, run_id: str, rows: list[dict[str, Any]]) -> None:
-        return None
-
-    def session_info(self, workspace: Path, steps: dict[str, str], work_step: str,
-                     project_key: str) -> tuple[dict[str, str], str | None, int | None]:
-        """``(live steps, step measured, its last context)`` — as wake.py's SQLite probe,
-        with the adoption rule: a session lives when this project key holds it, or exactly
-        one other project key does (Runtime adopts it before resuming)."""
-        try:
-            live: dict[str, str] = {}
-            keys: dict[str, str] = {}
-            mtimes: dict[str, int] = {}
-            for step, sid in steps.items():
-                rows = self.conn.execute(self._q(
-                    "SELECT store_key, mtime FROM {s}.meta WHERE split_part(store_key, '/', 2)"
-                    " = %s AND split_part(store_key, '/', 3) = ''"), (sid,)).fetchall()
-                mine = [r for r in rows if r[0] == f"{project_key}/{sid}"]
-                pick = mine or (rows if len(rows) == 1 else [])
-                if pick:
-                    live[step], keys[step], mtimes[step] = sid, pick[0][0], int(pick[0][1])
-            if not live:
-                return {}, None, None
-            step = work_step if work_step in live else max(live, key=lambda s: mtimes[s])
-            context = 0
-            for (payload,) in self.conn.execute(self._q(
-                    "SELECT payload FROM {s}.entries WHERE store_key=%s ORDER BY seq DESC "
-                    "LIMIT %s"), (keys[step], _SCAN)):
-                try:
-                    context = entry_context(decode(payload))
-                except ValueError:
-                    continue
-                if context:
-                    break
-            return live, step, context or None
-        except Exception:
-            return dict(steps), None, None
-
-    def close(self) -> None:
-        try:
-            self.conn.close()
-        except Exception:
-            pass

@@ -71,14 +71,13 @@ from claude_agent_sdk import (
 from flower import texts
 from flower.stores.codec import decode, decode_many, encode
 from flower.stores.pgbook import PostgresBook
+from flower.stores.readers import DEFAULT_SCHEMA, PgReader, schema_sql
 from flower.stores.rows import Rejected, plan_append
 from flower.stores.sqlite import store_key
 from flower.stores.url import display_url, is_postgres_url
-from flower.usage import entry_context
 
 try:
     import psycopg
-    from psycopg import sql
     from psycopg_pool import ConnectionPool, PoolClosed, PoolTimeout
 except ImportError as _exc:  # pragma: no cover - depends on the install
     raise ImportError(texts.STORE_NO_DRIVER) from _exc
@@ -164,7 +163,7 @@ def _prefix_range(prefix: str) -> tuple[str, str]:
 class PostgresSessionStore(SessionStore):
     """Every transcript entry, verbatim, in PostgreSQL; shareable between machines."""
 
-    def __init__(self, url: str, *, schema: str = "flower", max_size: int = 4,
+    def __init__(self, url: str, *, schema: str = DEFAULT_SCHEMA, max_size: int = 4,
                  connect_timeout: float = 10.0, retry_for: float = 20.0) -> None:
         self.url = url.strip()
         self.schema = schema
@@ -189,7 +188,8 @@ class PostgresSessionStore(SessionStore):
         except psycopg.ProgrammingError as exc:
             raise StoreUnavailable(texts.STORE_BAD_URL.format(url=shown, reason=_reason(exc))) \
                 from None
-        self._s = sql.Identifier(schema)
+        #: ``q(text)``: ``{s}`` in ``text`` becomes the quoted schema name
+        self._q: Callable[[str], Any] = schema_sql(schema)
         try:
             with psycopg.connect(self.url, connect_timeout=max(int(connect_timeout), 1),
                                  application_name="flower") as conn:
@@ -212,9 +212,6 @@ class PostgresSessionStore(SessionStore):
         return f"PostgresSessionStore({display_url(self.url)!r}, schema={self.schema!r})"
 
     # ----------------------------------------------------------------- plumbing
-
-    def _q(self, text: str) -> sql.Composed:
-        return sql.SQL(text).format(s=self._s)
 
     def _ensure_schema(self, conn: psycopg.Connection[Any], shown: str) -> None:
         """Create what is missing; refuse a layout from a newer flower. One transaction
@@ -534,24 +531,12 @@ class PostgresSessionStore(SessionStore):
         skey = store_key({"project_key": project_key, "session_id": session_id})
         if skey in self.backlog:
             self.flush_backlog(skey)
-        row = self._tx(lambda c: c.execute(
-            self._q("SELECT 1 FROM {s}.meta WHERE store_key=%s"), (skey,)).fetchone())
-        return row is not None
+        return self._tx(lambda c: PgReader(c, self.schema).has(skey))
 
     def last_context(self, project_key: str, session_id: str, *, scan: int = 60) -> int:
         """Context size (tokens) of the session's latest real API call, 0 if none found."""
         skey = store_key({"project_key": project_key, "session_id": session_id})
-        rows = self._tx(lambda c: c.execute(self._q(
-            "SELECT payload FROM {s}.entries WHERE store_key=%s ORDER BY seq DESC LIMIT %s"),
-            (skey, scan)).fetchall())
-        for (payload,) in rows:
-            try:
-                tokens = entry_context(decode(payload))
-            except ValueError:
-                continue
-            if tokens:
-                return tokens
-        return 0
+        return self._tx(lambda c: PgReader(c, self.schema).last_context(skey, scan=scan)) or 0
 
     def adopt(self, project_key: str, session_id: str) -> bool:
         """Make ``session_id`` resumable under ``project_key`` when it lives elsewhere.

@@ -39,8 +39,8 @@ from claude_agent_sdk import (
 )
 
 from flower.stores.codec import decode_many, encode
+from flower.stores.readers import SqliteReader
 from flower.stores.rows import Rejected, plan_append
-from flower.usage import entry_context
 
 __all__ = ["SCHEMA", "SqliteSessionStore", "StoreCorruptError", "gc_paused", "store_key"]
 
@@ -457,10 +457,7 @@ class SqliteSessionStore(SessionStore):
     def has_session(self, project_key: str, session_id: str) -> bool:
         """Is the main transcript there? One meta lookup, no payload read (lineage check)."""
         skey = store_key({"project_key": project_key, "session_id": session_id})
-        row = self._locked(
-            lambda c: c.execute("SELECT 1 FROM meta WHERE store_key=?", (skey,)).fetchone()
-        )
-        return row is not None
+        return self._locked(lambda c: SqliteReader(c).has(skey))
 
     def last_context(self, project_key: str, session_id: str, *, scan: int = 60) -> int:
         """Context size (tokens) of the session's latest real API call, 0 if none found.
@@ -469,20 +466,7 @@ class SqliteSessionStore(SessionStore):
         with tens of thousands of entries.
         """
         skey = store_key({"project_key": project_key, "session_id": session_id})
-        rows = self._locked(
-            lambda c: c.execute(
-                "SELECT payload FROM entries WHERE store_key=? ORDER BY seq DESC LIMIT ?",
-                (skey, scan),
-            ).fetchall()
-        )
-        for (payload,) in rows:
-            try:
-                tokens = entry_context(json.loads(payload))
-            except ValueError:
-                continue
-            if tokens:
-                return tokens
-        return 0
+        return self._locked(lambda c: SqliteReader(c).last_context(skey, scan=scan)) or 0
 
     def close(self) -> None:
         """Close the connection; further calls raise. Safe to call twice."""

@@ -10,7 +10,6 @@ read-only connection instead: an empty folder on another machine sees the run it
 
 from __future__ import annotations
 
-import sqlite3
 from pathlib import Path
 from typing import Any
 
@@ -20,26 +19,22 @@ from flower.core.goal import Goal
 from flower.core.lineage import Lineage
 from flower.core.paths import project_key
 from flower.core.workbench import Workbench
-from flower.stores.readonly import NoSessions, connect_ro, last_context
+from flower.stores.readers import DB_NAME, NoSessions, Reader, SqliteReader, connect_ro
 from flower.usage import human_tokens
 
-DB_NAME = "sessions.db"
 _SCAN_LIMIT = 500  # entries walked back from the end looking for the last real API call
 
 
-# --- sessions.db, read-only (flower/stores/readonly.py) -------------------------------
+# --- the store, read-only (flower/stores/readers.py) ---------------------------------
 
 _connect_ro = connect_ro  # a module-level name, so a test can stand in for a locked store
 
 
-def _session_info(
+def _sqlite_info(
     db: Path, ws: Path, steps: dict[str, str], work_step: str
 ) -> tuple[dict[str, str], str | None, int | None]:
-    """``(live steps, step measured, its last context)`` from the store.
-
-    Measured: the work step if recorded, else the step whose session was written last.
-    A store that cannot be read hides nothing: every step counts as live, no context.
-    """
+    """:func:`_session_info` on ``sessions.db``. An empty or foreign file holds no
+    sessions; a file that cannot be opened right now hides nothing (every step live)."""
     if not steps or not db.is_file():
         return {}, None, None
     try:
@@ -48,25 +43,46 @@ def _session_info(
         return {}, None, None
     if con is None:
         return dict(steps), None, None
-    pk = project_key(ws)
+    reader = SqliteReader(con)
+    try:
+        return _session_info(reader, project_key(ws), steps, work_step, adopt=False)
+    finally:
+        reader.close()
+
+
+def _session_info(
+    reader: Reader, pk: str, steps: dict[str, str], work_step: str, *, adopt: bool
+) -> tuple[dict[str, str], str | None, int | None]:
+    """``(live steps, step measured, its last context)`` from the store.
+
+    A step is live when its session is stored under this project key — or, with ``adopt``
+    (a shared PostgreSQL store), under exactly one other key, which Runtime adopts before
+    resuming. Measured: the work step if live, else the step whose session was written
+    last. A store that fails mid-read hides nothing: every step counts as live, no context.
+    """
+    if not steps:
+        return {}, None, None
     try:
         live: dict[str, str] = {}
+        keys: dict[str, str] = {}
         mtimes: dict[str, int] = {}
         for step, sid in steps.items():
-            # the same test as SqliteSessionStore.has_session: a meta row for the main key
-            row = con.execute("SELECT mtime FROM meta WHERE store_key = ?",
-                              (f"{pk}/{sid}",)).fetchone()
-            if row is not None:
-                live[step] = sid
-                mtimes[step] = row[0] if isinstance(row[0], int) else 0
+            mine = f"{pk}/{sid}"
+            if adopt:
+                owners = reader.owners(sid)
+                pick = [o for o in owners if o[0] == mine] or (owners if len(owners) == 1
+                                                                else [])
+            else:
+                mtime = reader.mtime(mine)  # the test SqliteSessionStore.has_session makes
+                pick = [(mine, mtime)] if mtime is not None else []
+            if pick:
+                live[step], (keys[step], mtimes[step]) = sid, pick[0]
         if not live:
             return {}, None, None
         step = work_step if work_step in live else max(live, key=lambda s: mtimes[s])
-        return live, step, last_context(con, f"{pk}/{live[step]}", scan=_SCAN_LIMIT)
-    except sqlite3.Error:
+        return live, step, reader.last_context(keys[step], scan=_SCAN_LIMIT)
+    except reader.errors:
         return dict(steps), None, None
-    finally:
-        con.close()
 
 
 # --- frozen documents -----------------------------------------------------------------
@@ -125,11 +141,11 @@ def wake_state(
     try:
         lin = Lineage.peek(run_dir, ws, book=probe)
         if probe is not None:
-            live, ctx_step, context = probe.session_info(ws, lin.steps, work_step,
-                                                         project_key(ws))
+            live, ctx_step, context = _session_info(probe.reader, project_key(ws), lin.steps,
+                                                    work_step, adopt=True)
         else:
-            live, ctx_step, context = _session_info(Path(run_dir) / DB_NAME, ws, lin.steps,
-                                                    work_step)
+            live, ctx_step, context = _sqlite_info(Path(run_dir) / DB_NAME, ws, lin.steps,
+                                                   work_step)
     finally:
         if probe is not None:
             probe.close()
@@ -152,7 +168,7 @@ def wake_state(
 
 
 def _probe(ws: Path, store: str | None, run: str | None) -> Any:
-    """A read-only :class:`~flower.stores.pgbook.RunProbe` when the store is PostgreSQL
+    """A read-only :class:`~flower.stores.readers.RunProbe` when the store is PostgreSQL
     and can be read; None otherwise (SQLite: the probe reads ``sessions.db`` as always)."""
     from flower.stores.url import configured_url, is_postgres_url
 
@@ -160,7 +176,7 @@ def _probe(ws: Path, store: str | None, run: str | None) -> Any:
     if not is_postgres_url(url):
         return None
     from flower.stores.book import run_name
-    from flower.stores.pgbook import RunProbe
+    from flower.stores.readers import RunProbe
 
     return RunProbe.open(url or "", run_name(ws, run))
 

@@ -62,7 +62,7 @@ def captured(monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
         return record
 
     for module, name in (("go", "go"), ("run", "run"), ("once", "once"), ("setup", "setup"),
-                         ("log", "show_log")):
+                         ("log", "show_log"), ("analyze", "analyze_run")):
         monkeypatch.setattr(f"flower.cli.commands.{module}.{name}", recorder(name))
     return seen
 
@@ -130,7 +130,15 @@ def test_setup_is_reachable(captured: dict[str, Any]) -> None:
 def test_log_takes_a_run_dir_and_json(captured: dict[str, Any]) -> None:
     invoke("log", "some/runs", "--json")
     assert captured["command"] == "show_log"
-    assert captured["args"][1] == "some/runs" and captured["kw"] == {"as_json": True}
+    assert captured["args"][1] == "some/runs" and captured["kw"] == {"as_json": True,
+                                                                     "schema": None}
+
+
+def test_analyze_takes_a_run_dir_json_and_a_schema(captured: dict[str, Any]) -> None:
+    invoke("analyze", "some/runs", "--json", "--schema", "other")
+    assert captured["command"] == "analyze_run"
+    assert captured["args"][1] == "some/runs"
+    assert captured["kw"] == {"as_json": True, "schema": "other"}
 
 
 def test_unknown_flag_is_a_usage_error(captured: dict[str, Any]) -> None:

@@ -20,6 +20,7 @@ from hypothesis import strategies as st
 from rich.console import Console
 
 from flower import runlog, texts
+from flower.cli.tui import log_view
 from flower.core.paths import project_key
 from flower.stores.sqlite import SqliteSessionStore
 from flower.usage import entry_context
@@ -190,7 +191,7 @@ def console(encoding: str | None = None) -> tuple[Console, io.StringIO | io.Byte
 
 def rendered(log: runlog.RunLog) -> str:
     con, buf = console()
-    runlog.render(log, con)
+    log_view.render(log, con)
     return buf.getvalue()  # type: ignore[union-attr]
 
 
@@ -210,7 +211,7 @@ def snapshot(root: Path) -> dict[str, tuple[bytes | None, int, int]]:
 
 def spark_of(line: str) -> str:
     """The chart cell run of a printed row ("" when it has none)."""
-    charts = set(runlog.BARS) | set(runlog.BARS_ASCII)
+    charts = set(log_view.BARS) | set(log_view.BARS_ASCII)
     return next((w for w in line.split()[2:] if set(w) <= charts), "")
 
 
@@ -251,15 +252,15 @@ def test_render_prints_every_step_in_order_with_a_chart(folder: dict[str, Path])
     assert [s.split()[0] for s in step_lines] == [icon for _, icon, _ in EXPECTED]
     for line, (_, _, rounds) in zip(step_lines, EXPECTED, strict=True):
         if not rounds:
-            assert spark_of(line) == "" and not set(line) & set(runlog.BARS)
+            assert spark_of(line) == "" and not set(line) & set(log_view.BARS)
             continue
         spark = spark_of(line)
-        assert len(spark) == len(rounds) and set(spark) <= set(runlog.BARS)
+        assert len(spark) == len(rounds) and set(spark) <= set(log_view.BARS)
         for (a, b), (ca, cb) in zip(pairwise(rounds), pairwise(spark), strict=True):
             if b > a:
-                assert runlog.BARS.index(cb) >= runlog.BARS.index(ca)
+                assert log_view.BARS.index(cb) >= log_view.BARS.index(ca)
             if b < a:
-                assert runlog.BARS.index(cb) <= runlog.BARS.index(ca)
+                assert log_view.BARS.index(cb) <= log_view.BARS.index(ca)
     # 20K 40K | handoff | 6K 9K, from the row's smallest to its largest reading
     assert spark_of(step_lines[3]) == "▄█▁▂" and step_lines[3].endswith(" 6.0K→40.0K")
     assert spark_of(step_lines[0]) == "▁▅█"
@@ -275,24 +276,24 @@ def test_render_prints_every_step_in_order_with_a_chart(folder: dict[str, Path])
 
 def test_ascii_chart_when_the_console_is_not_utf8(folder: dict[str, Path]) -> None:
     con, raw = console("ascii")
-    runlog.render(runlog.load_runs(folder["runs"]), con)
+    log_view.render(runlog.load_runs(folder["runs"]), con)
     con.file.flush()
     out = raw.getvalue().decode("ascii")  # type: ignore[union-attr]
-    assert not set(out) & set(runlog.BARS)
+    assert not set(out) & set(log_view.BARS)
     round2 = next(s for s in out.splitlines() if "#round2" in s)
     assert spark_of(round2) == "-#__"
 
 
 def test_long_rows_are_charted_in_a_fixed_width() -> None:
     values = list(range(1, 1001))
-    spark = runlog.sparkline(values)
-    assert len(spark) == runlog.SPARK_WIDTH and spark[0] == "▁" and spark[-1] == "█"
-    assert list(spark) == sorted(spark, key=runlog.BARS.index)
+    spark = log_view.sparkline(values)
+    assert len(spark) == log_view.SPARK_WIDTH and spark[0] == "▁" and spark[-1] == "█"
+    assert list(spark) == sorted(spark, key=log_view.BARS.index)
 
 
 def test_json_has_the_documented_keys(folder: dict[str, Path]) -> None:
     con, buf = console()
-    assert runlog.main(str(folder["runs"]), as_json=True, console=con) == 0
+    assert log_view.main(str(folder["runs"]), as_json=True, console=con) == 0
     doc = json.loads(buf.getvalue())  # type: ignore[union-attr]
     assert set(doc) == {"run_dir", "workspace", "db", "runs", "sessions", "totals"}
     assert set(doc["runs"][0]) == {"run", "started_at", "cost_usd", "duration_s", "steps", "ok",
@@ -313,7 +314,7 @@ def test_main_renders_and_defaults_to_runs_here(folder: dict[str, Path],
                                                 monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(folder["runs"].parent)
     con, buf = console()
-    assert runlog.main(None, as_json=False, console=con) == 0
+    assert log_view.main(None, as_json=False, console=con) == 0
     assert "干活#round2" in buf.getvalue()  # type: ignore[union-attr]
 
 
@@ -366,7 +367,7 @@ def test_a_missing_or_corrupt_db_only_loses_the_chart(folder: dict[str, Path],
 def test_missing_run_dir(tmp_path: Path) -> None:
     before = snapshot(tmp_path)
     con, buf = console()
-    assert runlog.main(str(tmp_path / "runs"), as_json=False, console=con) == 1
+    assert log_view.main(str(tmp_path / "runs"), as_json=False, console=con) == 1
     assert buf.getvalue().strip() == texts.LOG_NO_RUN_DIR.format(  # type: ignore[union-attr]
         path=tmp_path / "runs")
     assert "flower log <run_dir>" in buf.getvalue()  # type: ignore[union-attr]
@@ -377,7 +378,7 @@ def test_missing_manifest(tmp_path: Path) -> None:
     (tmp_path / "runs").mkdir()
     before = snapshot(tmp_path)
     con, buf = console()
-    assert runlog.main(str(tmp_path / "runs"), as_json=True, console=con) == 1
+    assert log_view.main(str(tmp_path / "runs"), as_json=True, console=con) == 1
     out = buf.getvalue()  # type: ignore[union-attr]
     assert out.strip() == texts.LOG_NO_MANIFEST.format(path=tmp_path / "runs" / "manifest.json")
     assert snapshot(tmp_path) == before
@@ -390,7 +391,7 @@ def test_a_corrupt_manifest_is_reported_and_left_alone(folder: dict[str, Path],
     (folder["runs"] / "manifest.json").write_bytes(content)
     before = snapshot(folder["runs"].parent)
     con, buf = console()
-    assert runlog.main(str(folder["runs"]), as_json=False, console=con) == 1
+    assert log_view.main(str(folder["runs"]), as_json=False, console=con) == 1
     out = buf.getvalue()  # type: ignore[union-attr]
     assert len(out.strip().splitlines()) == 1
     assert out.startswith("运行记录读不了:") and str(folder["runs"] / "manifest.json") in out
@@ -401,7 +402,7 @@ def test_a_corrupt_manifest_is_reported_and_left_alone(folder: dict[str, Path],
 def test_an_empty_manifest_is_not_an_error(tmp_path: Path) -> None:
     (tmp_path / "manifest.json").write_text("[]")
     con, buf = console()
-    assert runlog.main(str(tmp_path), as_json=False, console=con) == 0
+    assert log_view.main(str(tmp_path), as_json=False, console=con) == 0
     assert texts.LOG_EMPTY.format(path=tmp_path / "manifest.json") in buf.getvalue()  # type: ignore[union-attr]
 
 
@@ -422,7 +423,7 @@ def expected_rounds(entries: list[dict[str, Any]]) -> list[int]:
 
 
 def stamps(entries: list[dict[str, Any]]) -> tuple[float, float]:
-    ts = [runlog._dt.datetime.fromisoformat(e["timestamp"].replace("Z", "+00:00")).timestamp()
+    ts = [dt.datetime.fromisoformat(e["timestamp"].replace("Z", "+00:00")).timestamp()
           for e in entries if e.get("timestamp")]
     return min(ts), max(ts)
 
@@ -466,7 +467,7 @@ def test_a_recorded_run(tmp_path: Path, pass_workspace: bool) -> None:
     assert [len(spark_of(lines[d["scenario"]])) for d in docs] == [10, 3, 2]
     tools = spark_of(lines["tools"])
     assert (tools[0], tools[-1]) == ("▁", "█")
-    assert list(tools) == sorted(tools, key=runlog.BARS.index)  # it only grew
+    assert list(tools) == sorted(tools, key=log_view.BARS.index)  # it only grew
 
 
 # --- never raises -----------------------------------------------------------------------
@@ -502,7 +503,7 @@ def test_load_and_render_never_raise(shared_runs: Path, rows: list[dict[str, Any
     log = runlog.load_runs(shared_runs)
     assert len(log.rows) == len(rows)
     con, _ = console(None if utf8 else "ascii")
-    runlog.render(log, con)
+    log_view.render(log, con)
     doc = json.loads(json.dumps(runlog.to_json(log), allow_nan=False))
     assert [r["step"] for run in doc["runs"] for r in run["rows"]] == [r.step for r in log.rows]
 

@@ -21,8 +21,9 @@ import pytest
 from flower import runlog
 from flower.core.paths import project_key
 from flower.stores.postgres import PostgresSessionStore
+from flower.stores.readers import PgReader
 from flower.stores.sqlite import SqliteSessionStore
-from flower.stores.transfer import copy_sessions
+from flower.stores.transfer import copy_sessions, key_of
 from flower.testing.postgres import TempPostgres
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -244,3 +245,66 @@ def test_empty_or_unreachable_store_is_read_only(pg: TempPostgres, tmp_path: Pat
     doc = json.loads(_tool(env, str(bare), "--store", url, "--json").stdout)
     assert doc["db"] == "ok" and doc["steps"] == []
     assert {s["session_id"] for s in doc["sessions"]} == {BULKY, ASIDE}  # this project's
+
+
+def _flower(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "flower", *args], capture_output=True,
+                          text=True, timeout=120, env=env, cwd=env["HOME"])
+
+
+@pytest.mark.parametrize("schema", ["other", 'Odd "Name"'])
+def test_a_store_in_another_schema(pg: TempPostgres, tmp_path: Path, recorded: dict[str, Any],
+                                   schema: str) -> None:
+    """A store made with ``PostgresSessionStore(schema=…)`` is read by ``flower log`` and
+    ``flower analyze`` (and the wake probe's reader) in that schema — any name, quoted —
+    and never in ``flower``; the default schema stays absent (nothing is created)."""
+    url = pg.createdb(f"analyze_schema_{len(schema)}")
+    env = _env(tmp_path)
+    src = recorded["run_dir"]
+    sqlite = SqliteSessionStore(src / runlog.DB_NAME)
+    store = PostgresSessionStore(url, schema=schema)
+    try:
+        for skey in sqlite.transcripts():
+            key = key_of(skey)
+            anyio.run(store.append, key, sqlite.read_entries(key))
+    finally:
+        sqlite.close()
+        store.close()
+    run_dir = tmp_path / "pg-run" / "runs"
+    run_dir.mkdir(parents=True)
+    for name in ("manifest.json", "lineage.json"):
+        shutil.copy(src / name, run_dir / name)
+
+    want_log = json.loads(_flower(env, "log", str(src), "--json").stdout)
+    got_log = _flower(env, "--store", url, "log", str(run_dir), "--json", "--schema", schema)
+    assert got_log.returncode == 0, got_log.stderr
+    doc = json.loads(got_log.stdout)
+    assert doc["db"] == "ok" and doc["sessions"] == want_log["sessions"]
+    assert doc["runs"] == want_log["runs"] and any(r["rounds"] for r in doc["runs"][0]["rows"])
+
+    want = json.loads(_tool(env, str(src), "--json").stdout)
+    for got in (_flower(env, "analyze", str(run_dir), "--store", url, "--schema", schema,
+                        "--json"),
+                _tool(env, str(run_dir), "--store", url, "--schema", schema, "--json")):
+        assert got.returncode == 0, got.stderr
+        report = json.loads(got.stdout)
+        assert report["sessions"] and report["db"] == "ok"
+        assert {k: v for k, v in report.items() if k != "run_dir"} == \
+            {k: v for k, v in want.items() if k != "run_dir"}
+
+    # the default schema holds nothing here: the same store is not found there
+    plain = json.loads(_flower(env, "analyze", str(run_dir), "--store", url, "--json").stdout)
+    assert plain["db"] == "missing" and plain["sessions"] == []
+    with psycopg.connect(url) as con:
+        assert con.execute("SELECT to_regnamespace('flower')").fetchone() == (None,)
+
+    status, reader = PgReader.open(url, schema=schema)
+    assert status == "ok" and reader is not None
+    try:
+        assert reader.has(f"{recorded['pk']}/{BULKY}")
+        assert reader.last_context(f"{recorded['pk']}/{BULKY}", scan=500) == 10_000 + 800 * 23 \
+            + 300 + 10
+        assert reader.candidates(recorded["pk"], recorded["sub"])[1:] == \
+            [k for k, _ in reader.owners(recorded["sub"])]
+    finally:
+        reader.close()

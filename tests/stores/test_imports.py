@@ -25,7 +25,7 @@ def _python(code: str, *, path: list[Path] = ()) -> subprocess.CompletedProcess[
 
 
 @pytest.mark.parametrize("module", ["trim", "prune", "layered", "trimming", "pruning",
-                                    "postgres", "pgbook", "backend", "book"])
+                                    "postgres", "pgbook", "backend", "book", "readers"])
 def test_each_store_module_imports_first_in_a_fresh_process(module: str) -> None:
     out = _python(f"import flower.stores.{module}")
     assert out.returncode == 0, out.stderr
@@ -64,7 +64,7 @@ def test_the_run_book_probe_loads_without_the_postgres_driver(tmp_path: Path) ->
     blocked = tmp_path / "blocked"
     (blocked / "psycopg").mkdir(parents=True)
     (blocked / "psycopg" / "__init__.py").write_text("raise ImportError('no psycopg here')\n")
-    out = _python("from flower.stores.pgbook import RunProbe\n"
+    out = _python("from flower.stores.readers import RunProbe\n"
                   "assert RunProbe.open('postgresql://127.0.0.1:1/x', 'r') is None\n",
                   path=[blocked])
     assert out.returncode == 0, out.stderr

@@ -1,4 +1,5 @@
-"""tools/analyze_run.py on a run recorded by the suite: ``flower demo`` (the real CLI against
+"""The post-mortem — ``flower analyze`` and its checkout wrapper tools/analyze_run.py, each test
+run against both — on a run recorded by the suite: ``flower demo`` (the real CLI against
 the fake server) plus recorded CLI transcripts (tests/stores/fixtures) for the debris a demo
 never leaves — retries, handoffs, outages, denials, stale look-ups, bulky results."""
 
@@ -10,6 +11,7 @@ import os
 import shutil
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -119,15 +121,28 @@ def _snapshot(folder: Path) -> dict[str, str]:
             for p in sorted(folder.rglob("*")) if p.is_file()}
 
 
-def _tool(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "COLUMNS": "200", "NO_COLOR": "1"}
-    return subprocess.run([sys.executable, str(TOOL), *args], capture_output=True, text=True,
-                          timeout=120, env=env, cwd=cwd)
+Run = Callable[..., subprocess.CompletedProcess[str]]
+COMMANDS = {"tool": [sys.executable, str(TOOL)],
+            "flower": [sys.executable, "-m", "flower", "analyze"]}
 
 
-def test_report_prints_every_section(demo_run: Path) -> None:
+def _runner(command: list[str]) -> Run:
+    def run(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+        env = {**os.environ, "COLUMNS": "200", "NO_COLOR": "1", "PYTHONPATH": str(ROOT)}
+        return subprocess.run([*command, *args], capture_output=True, text=True,
+                              timeout=120, env=env, cwd=cwd)
+    return run
+
+
+@pytest.fixture(params=list(COMMANDS))
+def analyze(request: pytest.FixtureRequest) -> Run:
+    """``python tools/analyze_run.py …`` or ``flower analyze …``: the same report."""
+    return _runner(COMMANDS[request.param])
+
+
+def test_report_prints_every_section(demo_run: Path, analyze: Run) -> None:
     before = _snapshot(demo_run.parent)
-    out = _tool(str(demo_run))
+    out = analyze(str(demo_run))
     assert out.returncode == 0, out.stderr
     at = -1
     for title in SECTIONS:  # all of them, in this order
@@ -143,8 +158,8 @@ def test_report_prints_every_section(demo_run: Path) -> None:
     assert _snapshot(demo_run.parent) == before  # read-only: not one byte, no new file
 
 
-def test_json_of_the_demo(demo_run: Path) -> None:
-    out = _tool(str(demo_run), "--json")
+def test_json_of_the_demo(demo_run: Path, analyze: Run) -> None:
+    out = analyze(str(demo_run), "--json")
     assert out.returncode == 0, out.stderr
     doc = json.loads(out.stdout)
     assert set(doc) == {"run_dir", "workspace", "db", "totals", "runs", "steps", "sessions",
@@ -169,10 +184,10 @@ def test_json_of_the_demo(demo_run: Path) -> None:
     assert doc["totals"]["cost_usd"] == round(sum(r["cost_usd"] for r in rows), 4)
 
 
-def test_retries_handoffs_and_resume_rewrites(rich_run: dict[str, Any]) -> None:
+def test_retries_handoffs_and_resume_rewrites(rich_run: dict[str, Any], analyze: Run) -> None:
     run_dir = rich_run["run_dir"]
     before = _snapshot(run_dir)
-    doc = json.loads(_tool(str(run_dir), "--json").stdout)
+    doc = json.loads(analyze(str(run_dir), "--json").stdout)
     steps = {s["step"]: s for s in doc["steps"]}
     fixed = steps["修网络"]
     assert fixed["retries"] == 2 and fixed["resumed"]
@@ -200,7 +215,7 @@ def test_retries_handoffs_and_resume_rewrites(rich_run: dict[str, Any]) -> None:
     assert [r["run"] for r in doc["runs"]][-1] == "r2"
     assert _snapshot(run_dir) == before  # the scratch spill went to a temp dir
 
-    text = _tool(str(run_dir)).stdout
+    text = analyze(str(run_dir)).stdout
     assert "修网络: 尝试 3 次,同一会话续接" in text
     assert "换代 1 次(1 次降级)" in text and "交接降级(上下文已经装不下)" in text
     assert "整理: 失败 —— max_turns reached" in text
@@ -216,18 +231,30 @@ def test_shares_the_reader_with_flower_log(demo_run: Path) -> None:
     assert all(d.resume is None for d in details.values())
 
 
-def test_not_a_run_dir(tmp_path: Path) -> None:
-    out = _tool(str(tmp_path / "nope"))
+def test_not_a_run_dir(tmp_path: Path, analyze: Run) -> None:
+    out = analyze(str(tmp_path / "nope"))
     assert out.returncode == 1 and "sessions.db" in out.stderr
-    out = _tool(str(tmp_path), "--json")
+    out = analyze(str(tmp_path), "--json")
     assert out.returncode == 1 and out.stdout == ""
 
 
-def test_sessions_without_a_manifest(demo_run: Path, tmp_path: Path) -> None:
+def test_sessions_without_a_manifest(demo_run: Path, tmp_path: Path, analyze: Run) -> None:
     run_dir = tmp_path / "runs"
     run_dir.mkdir()
     shutil.copy(demo_run / "sessions.db", run_dir / "sessions.db")
-    doc = json.loads(_tool(str(run_dir), "--json").stdout)
+    doc = json.loads(analyze(str(run_dir), "--json").stdout)
     assert doc["steps"] == [] and len(doc["sessions"]) == 5 and len(doc["subagents"]) == 2
-    text = _tool(str(run_dir)).stdout
+    text = analyze(str(run_dir)).stdout
     assert "清单里没有步骤" in text and "==== 工作台 " in text
+
+
+def test_flower_analyze_is_the_tool(rich_run: dict[str, Any]) -> None:
+    """The command and the checkout script print the same bytes, report and JSON alike."""
+    tool, flower = _runner(COMMANDS["tool"]), _runner(COMMANDS["flower"])
+    run_dir = str(rich_run["run_dir"])
+    for args in ((run_dir, "--json"), (run_dir,)):
+        want, got = tool(*args), flower(*args)
+        assert want.returncode == got.returncode == 0, want.stderr + got.stderr
+        assert got.stdout == want.stdout and len(got.stdout) > 1000
+    doc = json.loads(flower(run_dir, "--json").stdout)
+    assert doc["db"] == "ok" and len(doc["steps"]) == 8

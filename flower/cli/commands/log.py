@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 from flower.cli.context import Globals, dirs
+from flower.stores.readers import DEFAULT_SCHEMA
 
 
-def show_log(g: Globals, run_dir: str | None, *, as_json: bool) -> int:
+def show_log(g: Globals, run_dir: str | None, *, as_json: bool,
+             schema: str | None = None) -> int:
     """Print the log of ``run_dir`` (default: this workspace's ``runs/``)."""
-    from flower.runlog import main as log_main
+    from flower.cli.tui.log_view import main as log_main
 
-    return log_main(run_dir or str(dirs(g)[1]), as_json=as_json)
+    return log_main(run_dir or str(dirs(g)[1]), as_json=as_json, schema=schema or DEFAULT_SCHEMA)

@@ -1,0 +1,232 @@
+"""``flower log`` on the screen: one block per run, one line per row, then the totals.
+
+ASCII status icons (``+`` ok, ``x`` failed, ``#`` judge); the per-round chart uses
+``▁▂▃▄▅▆▇█`` (``_.-=#`` when the console is not UTF-8). The chart runs from the row's
+smallest reading (lowest bar) to its largest (highest bar), with both numbers printed after
+it; more than 48 rounds are folded into 48 cells (peak of each). The data is
+:func:`flower.runlog.load_runs`'s; ``--json`` prints :func:`flower.runlog.to_json`.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import json
+import math
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from flower import texts
+from flower.core import manifest as _manifest
+from flower.runlog import (
+    DB_NAME,
+    DEFAULT_RUN_DIR,
+    CorruptManifest,
+    NoRuns,
+    Row,
+    RunLog,
+    load_runs,
+    to_json,
+)
+from flower.stores.readers import DEFAULT_SCHEMA
+from flower.usage import human_tokens
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+__all__ = ["BARS", "BARS_ASCII", "SPARK_WIDTH", "chart_range", "fmt_cost", "fmt_duration",
+           "fmt_time", "main", "render", "sparkline", "utf8"]
+
+SPARK_WIDTH = 48  # chart cells per row; longer rows show the peak of each stretch
+BARS = "▁▂▃▄▅▆▇█"
+BARS_ASCII = "_.-=#"
+ERROR_LINES = 6
+_STEP_WIDTH = 28  # step names are padded up to this many cells
+
+
+def fmt_duration(seconds: float | None) -> str:
+    """``12.3s`` / ``4m05s`` / ``1h03m``; ``?`` when unknown."""
+    if seconds is None or not math.isfinite(seconds):
+        return texts.LOG_UNKNOWN
+    if seconds < 60:
+        return texts.LOG_SECONDS.format(s=seconds)
+    total = int(seconds)
+    if total < 3600:
+        return texts.LOG_MINUTES.format(m=total // 60, s=total % 60)
+    return texts.LOG_HOURS.format(h=total // 3600, m=total % 3600 // 60)
+
+
+def fmt_time(stamp: float | None) -> str:
+    """Local ``YYYY-MM-DD HH:MM:SS`` of a unix time; ``?`` when unknown or out of range."""
+    if stamp is None:
+        return texts.LOG_UNKNOWN
+    try:
+        return _dt.datetime.fromtimestamp(stamp).strftime("%Y-%m-%d %H:%M:%S")
+    except (ValueError, OverflowError, OSError):
+        return texts.LOG_UNKNOWN
+
+
+def fmt_cost(cost: float) -> str:
+    """Dollars to four decimals, as the manifest keeps them."""
+    return texts.LOG_COST.format(cost=cost)
+
+
+def sparkline(values: list[int], *, bars: str = BARS, width: int = SPARK_WIDTH) -> str:
+    """One cell per value, from the lowest bar at ``min(values)`` to the highest at
+    ``max(values)`` (all middle bars when they are equal); more than ``width`` values are cut
+    into ``width`` stretches, each shown by its largest value."""
+    if not values:
+        return ""
+    if len(values) > width:
+        step = len(values) / width
+        values = [max(values[int(i * step):max(int((i + 1) * step), int(i * step) + 1)])
+                  for i in range(width)]
+    lo, hi = min(values), max(values)
+    top = len(bars) - 1
+    if hi == lo:
+        return bars[top // 2] * len(values)
+    return "".join(bars[math.floor((v - lo) / (hi - lo) * top + 0.5)] for v in values)
+
+
+def chart_range(values: list[int]) -> str:
+    """The numbers the chart's lowest and highest bars stand for."""
+    lo, hi = min(values), max(values)
+    if lo == hi:
+        return human_tokens(lo)
+    return texts.LOG_RANGE.format(lo=human_tokens(lo), hi=human_tokens(hi))
+
+
+def utf8(console: Console) -> bool:
+    """Can ``console`` print the chart's block characters?"""
+    encoding = (getattr(console, "encoding", "") or "").lower().replace("-", "").replace("_", "")
+    return encoding.startswith("utf")
+
+
+def _icon(row: Row) -> tuple[str, str]:
+    if not row.ok:
+        return "x", "red"
+    if row.kind == "judge":
+        return "#", "magenta"
+    return "+", "green"
+
+
+def render(log: RunLog, console: Console) -> None:
+    """Print the report: one block per run, one line per row, then the totals."""
+    from rich.cells import cell_len
+    from rich.text import Text
+
+    from flower.cli.tui.render import clean
+
+    bars = BARS if utf8(console) else BARS_ASCII
+    totals = log.totals()
+
+    def out(text: Text) -> None:
+        console.print(text, soft_wrap=True, highlight=False)
+
+    if not log.rows:
+        out(Text(texts.LOG_EMPTY.format(path=log.run_dir / _manifest.FILENAME)))
+        return
+
+    # columns: name, attempts/turns, session, cost, duration, context — aligned over all runs
+    cells: dict[int, list[str]] = {}
+    for row in log.rows:
+        meta = texts.LOG_ATTEMPTS.format(n=row.attempts)
+        meta += " · " + texts.LOG_TURNS.format(n=row.num_turns)
+        if row.resumed:
+            meta += " · " + texts.LOG_RESUMED
+        ctx = row.last_context
+        cells[id(row)] = [
+            clean(row.step).replace("\n", " "), meta,
+            clean(row.session_id[:8]) if row.session_id else texts.LOG_NO_SESSION,
+            fmt_cost(row.cost_usd), fmt_duration(row.duration_s),
+            human_tokens(ctx) if ctx else "",
+        ]
+    widths = [max(cell_len(c[i]) for c in cells.values()) for i in range(6)]
+    widths[0] = min(widths[0], _STEP_WIDTH)
+    styles = ["bold", "dim", "cyan", "", "", ""]
+    right = [False, False, False, True, True, True]
+    for run in log.runs:
+        head = texts.LOG_RUN.format(
+            run=clean(run.run) if run.run else texts.LOG_RUN_NO_ID,
+            start=fmt_time(run.started_at), steps=len(run.rows),
+            cost=fmt_cost(run.cost_usd), duration=fmt_duration(run.duration_s))
+        out(Text(f"= {head}", style="bold"))
+        for row in run.rows:
+            icon, colour = _icon(row)
+            line = Text("  ")
+            line.append(icon, style=f"bold {colour}")
+            for i, cell in enumerate(cells[id(row)]):
+                pad = " " * max(0, widths[i] - cell_len(cell))
+                line.append(" " if i == 0 else "  ")
+                line.append(pad + cell if right[i] else cell + pad, style=styles[i])
+            if row.rounds:
+                line.append(f"  {sparkline(row.rounds, bars=bars)}", style="yellow")
+                line.append(f" {chart_range(row.rounds)}", style="dim")
+            line.rstrip()
+            out(line)
+            if row.retired:
+                ids = " ".join(clean(s[:8]) for s in row.retired)
+                out(Text(f"      {texts.LOG_RETIRED.format(ids=ids)}", style="dim"))
+            if not row.ok and row.error:
+                lines = clean(row.error).strip().splitlines() or [""]
+                if len(lines) > ERROR_LINES:
+                    lines = [*lines[:ERROR_LINES], f"… (+{len(lines) - ERROR_LINES})"]
+                out(Text(f"      {texts.LOG_ERROR.format(error=lines[0])}", style="red"))
+                for extra in lines[1:]:
+                    out(Text(f"        {extra}", style="red"))
+        out(Text(""))
+    db = log.run_dir / DB_NAME
+    if log.db == "missing":
+        out(Text(texts.LOG_DB_MISSING.format(path=db), style="dim"))
+    elif log.db == "unreadable":
+        out(Text(texts.LOG_DB_UNREADABLE.format(path=db), style="dim"))
+    elif any(row.rounds for row in log.rows):
+        out(Text(texts.LOG_CHART.format(lo=bars[0], hi=bars[-1]), style="dim"))
+    out(Text(texts.LOG_TOTALS.format(
+        runs=totals["runs"], steps=totals["steps"], ok=totals["ok"], failed=totals["failed"],
+        sessions=totals["sessions"], cost=fmt_cost(totals["cost_usd"]),
+        duration=fmt_duration(totals["duration_s"])), style="bold"))
+
+
+# --- command ----------------------------------------------------------------------------
+
+
+def _console(*, stderr: bool = False) -> Console:
+    from rich.console import Console
+
+    stream = sys.stderr if stderr else sys.stdout
+    encoding = (getattr(stream, "encoding", "") or "").lower()
+    if "utf" not in encoding and hasattr(stream, "reconfigure"):
+        # a non-UTF-8 terminal shows "?" for the Chinese labels rather than crashing
+        try:
+            stream.reconfigure(errors="replace")
+        except (OSError, ValueError):
+            pass
+    return Console(stderr=stderr, highlight=False)
+
+
+def main(run_dir: str | None, *, as_json: bool, console: Console | None = None,
+         schema: str = DEFAULT_SCHEMA) -> int:
+    """``flower log [RUN_DIR] [--json]``: 0 when the runs were shown, 1 when there is no
+    readable manifest (with one line saying why and what to do). ``schema``: where a
+    PostgreSQL store keeps the sessions."""
+    folder = Path(run_dir if run_dir is not None else DEFAULT_RUN_DIR)
+    try:
+        log = load_runs(folder, schema=schema)
+    except (NoRuns, CorruptManifest) as exc:
+        from rich.text import Text
+
+        if isinstance(exc, NoRuns):
+            template = texts.LOG_NO_RUN_DIR if exc.folder else texts.LOG_NO_MANIFEST
+            message = template.format(path=exc.path)
+        else:
+            message = texts.LOG_CORRUPT.format(path=exc.path, reason=exc.reason)
+        err = console or _console(stderr=True)
+        err.print(Text(message), soft_wrap=True, highlight=False)
+        return 1
+    con = console or _console()
+    if as_json:
+        con.out(json.dumps(to_json(log), ensure_ascii=False, indent=2), highlight=False)
+    else:
+        render(log, con)
+    return 0
