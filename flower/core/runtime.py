@@ -40,6 +40,7 @@ from flower.core.manifest import FILENAME as MANIFEST_NAME
 from flower.core.manifest import Manifest
 from flower.core.paths import project_key as _project_key
 from flower.core.resilience import Resilience, classify, is_fatal_retry, nap
+from flower.errors import CredentialsMissing, one_line
 from flower.stores.backend import layered_store
 from flower.stores.book import remote_book
 from flower.stores.book import run_name as run_name_for
@@ -177,7 +178,7 @@ class Runtime:
         self._dotenv: dict[str, str] = load_dotenv(export=False)
         problem = check_credentials(self._config())
         if problem:
-            raise RuntimeError(problem)
+            raise CredentialsMissing(problem)
         self.trim_policy: TrimPolicy = _coerce(trim, TrimPolicy)
         self.ephemeral_policy: EphemeralPolicy = _coerce(ephemeral, EphemeralPolicy)
         # store=None: FLOWER_STORE_URL (env or .env) or <run_dir>/sessions.db (select.py)
@@ -577,7 +578,8 @@ class Runtime:
             if is_overflow(scratch.error, *scratch.errors):
                 self._calibrate(used)
                 return Handoff(step=result.step), texts.HANDOFF_WHY_OVERFLOW
-            return Handoff(step=result.step), _short(scratch.error or texts.HANDOFF_WHY_UNKNOWN)
+            return Handoff(step=result.step), one_line(scratch.error or texts.HANDOFF_WHY_UNKNOWN,
+                                                       120)
         if not scratch.text.strip():
             return Handoff(step=result.step), texts.HANDOFF_WHY_EMPTY
         doc = Handoff.parse(scratch.text, step=result.step)
@@ -823,12 +825,6 @@ def _terminate_cli(client: Any, *, hard: bool = False) -> None:
         process.kill() if hard else process.terminate()
     except (ProcessLookupError, OSError) as exc:
         log.debug("flower: could not stop the CLI: %s", exc)
-
-
-def _short(text: str, limit: int = 120) -> str:
-    """One line of an error, for the 交接降级(<why>) note."""
-    line = " ".join(text.split())
-    return line if len(line) <= limit else line[: limit - 1] + "…"
 
 
 def _fatal_retry(message: Any) -> str | None:

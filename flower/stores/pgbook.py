@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from flower import texts
+from flower.errors import one_line
 from flower.stores.codec import decode
 from flower.usage import entry_context
 
@@ -135,7 +136,7 @@ class PostgresBook:
                         return
                 if not self._failing:
                     self._failing = True
-                    log.warning(texts.BOOK_FAILED.format(name=self.name, reason=_first_line(exc)))
+                    log.warning(texts.BOOK_FAILED.format(name=self.name, reason=one_line(exc)))
                 with self._cond:
                     self._cond.wait(timeout=delay)
                 delay = min(delay * 2, 5.0)
@@ -191,11 +192,6 @@ class PostgresBook:
             thread.join(timeout=max(wait, 1.0))
         if not done:
             log.warning(texts.BOOK_LOST_AT_CLOSE.format(name=self.name))
-
-
-def _first_line(exc: BaseException) -> str:
-    lines = [ln.strip() for ln in str(exc).splitlines() if ln.strip()]
-    return lines[0] if lines else type(exc).__name__
 
 
 class RunProbe:
