@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 from flower.cli.context import Globals, dirs
+from flower.cli.exitcodes import ExitCode
 
 
-def show_log(g: Globals, run_dir: str | None, *, as_json: bool) -> int:
+def show_log(g: Globals, run_dir: str | None, *, as_json: bool) -> ExitCode:
     """Print the log of ``run_dir`` (default: this workspace's ``runs/``)."""
     from flower.runlog import main as log_main
 
-    return log_main(run_dir or str(dirs(g)[1]), as_json=as_json)
+    return ExitCode(log_main(run_dir or str(dirs(g)[1]), as_json=as_json))
