@@ -10,17 +10,23 @@ prompt_toolkit) is imported inside the command that needs it, so ``flower --help
 Global flags (``-w -r -v -W -T --store --run``) may stand before or after the command:
 they are lifted out of the argument list before click parses it, and the first remaining
 word decides the command — anything that is not a command name is the ask of ``go``.
+
+Exit codes are ``flower.cli.exitcodes.ExitCode``. An exception out of a command body ends in
+``FlowerGroup.invoke``: one line and exit 1 (``flower.cli.crash`` tells an error the person
+can act on from a bug in flower); click's usage errors (exit 2) and Ctrl-C pass as before.
 """
 
 from __future__ import annotations
 
+import errno
 import sys
-from typing import Any
+from pathlib import Path
+from typing import Any, NoReturn
 
 import click
 
 from flower import __version__
-from flower.cli.context import Globals
+from flower.cli.context import Globals, console, dirs
 from flower.texts import RUN_FLAG_HELP
 
 COMMANDS = ("go", "run", "once", "setup", "demo", "log", "analyze", "store", "worker",
@@ -31,6 +37,9 @@ GLOBAL_FLAGS = {"-w": True, "--workspace": True, "-r": True, "--run-dir": True,
                 "-T": False, "--trim": False, "--store": True, "--run": True}
 HELP = ("-h", "--help")
 GROUP_ONLY = (*HELP, "-V", "--version")  # answered by the group itself
+HARD_EXIT = "flower.hard_exit"  # ctx.meta key: this command talked to Temporal (see _leave)
+# click's own control flow: usage errors (exit 2), --help/--version (Exit), Abort (Ctrl-C)
+_CLICK = (click.exceptions.ClickException, click.exceptions.Exit, click.exceptions.Abort)
 
 
 def lift_globals(argv: list[str]) -> tuple[list[str], list[str]]:
@@ -81,11 +90,39 @@ class FlowerGroup(click.Group):
     def list_commands(self, ctx: click.Context) -> list[str]:
         return list(COMMANDS)
 
+    def invoke(self, ctx: click.Context) -> Any:
+        """Run the command; an exception out of its body becomes one line and exit 1 (a bug
+        also gets its traceback written to a file, see ``flower.cli.crash``). click's own
+        exceptions, a closed stdout and ``KeyboardInterrupt`` go on to click unchanged."""
+        try:
+            return super().invoke(ctx)
+        except _CLICK:
+            raise
+        except Exception as exc:
+            if isinstance(exc, OSError) and exc.errno == errno.EPIPE:
+                raise  # stdout closed (flower log | head): click exits 1 quietly, as before
+            from flower.cli.crash import handle
+
+            code = handle(console(), exc, _run_dir(ctx.obj))
+            if ctx.meta.get(HARD_EXIT):
+                _leave(code)
+            sys.exit(code)
+
+
+def _run_dir(g: Any) -> Path | None:
+    """Where a crash report goes: the run dir the global flags name, if they were parsed."""
+    if not isinstance(g, Globals):
+        return None
+    try:
+        return dirs(g)[1]
+    except (OSError, ValueError, RuntimeError):  # a path resolve() cannot take
+        return None
+
 
 CONTEXT = {"help_option_names": list(HELP), "max_content_width": 100}
 
 
-def _leave(code: int) -> None:
+def _leave(code: int) -> NoReturn:
     """Exit after talking to Temporal: output flushed, then ``os._exit`` — the temporalio
     core's native threads can abort a normal interpreter shutdown (``PyGILState_Release``)."""
     import os
@@ -96,6 +133,11 @@ def _leave(code: int) -> None:
         except (OSError, ValueError):
             pass
     os._exit(code)
+
+
+def _talks_to_temporal() -> None:
+    """Mark the running command: an exception out of it also ends through ``_leave``."""
+    click.get_current_context().meta[HARD_EXIT] = True
 
 
 def temporal_options() -> Any:
@@ -183,6 +225,7 @@ def go(g: Globals, ask: str | None, temporal: str | None, queue: str, heartbeat:
     if temporal:
         from flower.cli.commands.temporal import go as submit_go
 
+        _talks_to_temporal()
         _leave(submit_go(g, ask, address=temporal, queue=queue, heartbeat=heartbeat, **opts))
     from flower.cli.commands.go import go as run_go
 
@@ -199,6 +242,7 @@ def run(g: Globals, target: str, temporal: str | None, queue: str, heartbeat: fl
     if temporal:
         from flower.cli.commands.temporal import run_target as submit_target
 
+        _talks_to_temporal()
         _leave(submit_target(g, target, address=temporal, queue=queue, heartbeat=heartbeat))
     from flower.cli.commands.run import run as run_target
 
@@ -307,6 +351,7 @@ def worker(g: Globals, temporal: str, queue: str, concurrency: int | None) -> No
     (shared PostgreSQL when workers are on several machines); targets must be importable."""
     from flower.cli.commands.temporal import worker as serve
 
+    _talks_to_temporal()
     _leave(serve(g, temporal, queue, concurrency))
 
 
@@ -319,6 +364,7 @@ def status(temporal: str, limit: int, as_json: bool) -> None:
     """Distributed runs: current step, cost and state of each."""
     from flower.cli.commands.temporal import status as show_status
 
+    _talks_to_temporal()
     _leave(show_status(temporal, limit=limit, as_json=as_json))
 
 

@@ -9,6 +9,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from flower.cli.exitcodes import ExitCode
+
 if TYPE_CHECKING:
     from rich.console import Console
 
@@ -51,7 +53,7 @@ def escape(text: str) -> str:
     return rich_escape(text)
 
 
-def fail(out: Console, message: str) -> int:
-    """Print one red ``x`` line (never wrapped into two) and return exit code 1."""
+def fail(out: Console, message: str) -> ExitCode:
+    """Print one red ``x`` line (never wrapped into two) and return ``ExitCode.FAILED``."""
     out.print(f"[red]x {escape(message)}[/]", soft_wrap=True)
-    return 1
+    return ExitCode.FAILED

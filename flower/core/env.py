@@ -26,6 +26,7 @@ from flower.config import (  # re-exported: flower.core.env is where scripts imp
     user_env_path,
 )
 from flower.core.paths import atomic_write
+from flower.errors import one_line
 
 __all__ = ["KNOWN", "REQUIRED_ANY", "check_credentials", "claude_settings_paths", "describe",
            "effective_env", "load_dotenv", "mask", "parse_dotenv", "probe_credentials",
@@ -214,7 +215,7 @@ def probe_credentials(timeout: float = 20.0,
         return "config", redact(texts.PROBE_BAD_URL.format(url=f"{base} ({err})"), secrets)
     except (urllib.error.URLError, OSError, HTTPException) as err:
         reason = getattr(err, "reason", None) or err
-        detail = texts.PROBE_NET.format(url=url, reason=f"{type(reason).__name__}: {reason}")
+        detail = texts.PROBE_NET.format(url=url, reason=one_line(reason))
         return "net", redact(detail, secrets)
     except ValueError as err:  # e.g. a URL urllib cannot even parse
         return "config", redact(texts.PROBE_BAD_URL.format(url=f"{base} ({err})"), secrets)

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from flower import texts
+from flower.errors import one_line
 from flower.usage import context_of
 
 EventKind = Literal[
@@ -219,7 +220,7 @@ def _mirror_error(message: Any) -> Event:
     payload: dict[str, Any] = {"mirror_error": True, "warning": True, "error": error}
     if isinstance(key, dict):
         payload["key"] = dict(key)
-    return Event("error", text=texts.MIRROR_FAILED.format(error=" ".join(error.split())[:200]),
+    return Event("error", text=texts.MIRROR_FAILED.format(error=one_line(error)),
                  payload=payload, raw=message)
 
 

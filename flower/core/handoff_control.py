@@ -27,6 +27,7 @@ from flower.core.handoff import (
     remember_overflow,
     save_document,
 )
+from flower.errors import one_line
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -189,7 +190,8 @@ class HandoffControl:
             if is_overflow(scratch.error, *scratch.errors):
                 self.calibrate(used)
                 return Handoff(step=result.step), texts.HANDOFF_WHY_OVERFLOW
-            return Handoff(step=result.step), _short(scratch.error or texts.HANDOFF_WHY_UNKNOWN)
+            why = one_line(scratch.error or texts.HANDOFF_WHY_UNKNOWN, 120)
+            return Handoff(step=result.step), why
         if not scratch.text.strip():
             return Handoff(step=result.step), texts.HANDOFF_WHY_EMPTY
         doc = Handoff.parse(scratch.text, step=result.step)
@@ -229,9 +231,3 @@ def _done_text(why: str | None, path: Path | None) -> str:
     if path is not None:
         return texts.HANDOFF_DONE.format(path=path)
     return texts.HANDOFF_DONE_NO_FILE
-
-
-def _short(text: str, limit: int = 120) -> str:
-    """One line of an error, for the 交接降级(<why>) note."""
-    line = " ".join(text.split())
-    return line if len(line) <= limit else line[: limit - 1] + "…"

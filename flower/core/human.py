@@ -33,6 +33,7 @@ from typing import Any
 
 from flower import texts
 from flower.core.events import Event
+from flower.errors import one_line
 from flower.texts import DECLINED, NO_MAIL, OVER_BUDGET, TIMEOUT
 
 __all__ = ["DECLINED", "INBOX_NAME", "NO_MAIL", "OVER_BUDGET", "SERVER", "TIMEOUT", "TOOL_NAME",
@@ -400,7 +401,7 @@ class HumanChannel:
         try:
             self.on_event(event)
         except Exception as exc:
-            self.ui_errors.append(f"{type(exc).__name__}: {exc}")
+            self.ui_errors.append(one_line(exc))
 
     def _log_ask(self, asked: Ask) -> None:
         self._log("\n".join(self._ask_lines(asked)))

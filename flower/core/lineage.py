@@ -37,6 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from flower.core.paths import atomic_write, canonical, file_lock, move_aside
+from flower.errors import CorruptState
 
 FILENAME = "lineage.json"
 LOCK_TIMEOUT = 10.0  # seconds; past it the update goes on unlocked (continuity is a bonus)
@@ -48,7 +49,7 @@ def _stamp() -> str:
     return time.strftime("%Y%m%d-%H%M%S")
 
 
-class _Corrupt(ValueError):
+class _Corrupt(CorruptState, ValueError):
     """The file exists and was read, but is not a lineage document."""
 
 

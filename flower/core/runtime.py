@@ -34,6 +34,7 @@ from flower.core.manifest import FILENAME as MANIFEST_NAME
 from flower.core.manifest import Manifest
 from flower.core.paths import project_key as _project_key
 from flower.core.resilience import Resilience, classify, nap
+from flower.errors import CredentialsMissing
 from flower.stores.backend import layered_store
 from flower.stores.book import remote_book
 from flower.stores.book import run_name as run_name_for
@@ -132,7 +133,7 @@ class Runtime:
         self._dotenv: dict[str, str] = load_dotenv(export=False)
         problem = check_credentials(self._config())
         if problem:
-            raise RuntimeError(problem)
+            raise CredentialsMissing(problem)
         self.trim_policy: TrimPolicy = _coerce(trim, TrimPolicy)
         self.ephemeral_policy: EphemeralPolicy = _coerce(ephemeral, EphemeralPolicy)
         # store=None: FLOWER_STORE_URL (env or .env) or <run_dir>/sessions.db (select.py)

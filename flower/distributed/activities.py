@@ -35,6 +35,7 @@ from temporalio.exceptions import ApplicationError
 from flower import texts
 from flower.distributed.codec import dump_ctx, event_to_json, load_ctx
 from flower.distributed.workflow import PLAN, Q_INBOX, SIG_EVENTS, STEP
+from flower.errors import one_line
 
 if TYPE_CHECKING:
     from flower.core.events import Event
@@ -67,8 +68,7 @@ def load_workflow(req: dict[str, Any]) -> Workflow:
     except TargetError as exc:
         raise ApplicationError(str(exc), type="TargetError", non_retryable=True) from exc
     except Exception as exc:
-        why = f"{type(exc).__name__}: {exc}"
-        raise ApplicationError(texts.RUN_CALL.format(target=target, error=why),
+        raise ApplicationError(texts.RUN_CALL.format(target=target, error=one_line(exc)),
                                type="TargetError", non_retryable=True) from exc
     finally:  # a long-lived worker loads a file target per step: keep sys.path from growing
         seen: set[str] = set()

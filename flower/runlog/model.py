@@ -54,6 +54,7 @@ from typing import Any
 from flower.core import manifest as _manifest
 from flower.core.lineage import recorded_workspace
 from flower.core.paths import project_key
+from flower.errors import CorruptManifest, NoRuns, one_line
 from flower.stores.readers import DB_NAME, DEFAULT_SCHEMA, Round, open_reader
 
 __all__ = ["DB_NAME", "DEFAULT_RUN_DIR", "CorruptManifest", "NoRuns", "Row", "Run", "RunLog",
@@ -65,24 +66,6 @@ SLACK_S = 2.0  # a round may be stamped this long outside its row's window (cloc
 _JUDGE = re.compile(r"^(?P<base>.*)·判定#(?P<n>\d{1,9})$", re.S)
 _SUFFIX = re.compile(r"^(?P<base>.*)#(?P<kind>retry|round)(?P<n>\d{1,9})$", re.S)
 _RUN_STAMP = re.compile(r"^(\d{8}-\d{6})")
-
-
-class NoRuns(Exception):
-    """No run dir, or no ``manifest.json`` in it."""
-
-    def __init__(self, path: Path, *, folder: bool) -> None:
-        self.path = path
-        self.folder = folder  # True: the run dir itself is missing
-        super().__init__(str(path))
-
-
-class CorruptManifest(Exception):
-    """``manifest.json`` exists but is not a manifest; it was left as it is."""
-
-    def __init__(self, path: Path, reason: str) -> None:
-        self.path = path
-        self.reason = reason
-        super().__init__(f"{path}: {reason}")
 
 
 # --- data -------------------------------------------------------------------------------
@@ -279,7 +262,7 @@ def read_manifest(run_dir: Path) -> list[dict[str, Any]]:
         return _manifest.parse(raw)
     except (ValueError, RecursionError) as exc:
         reason = str(exc) if isinstance(exc, ValueError) else "nested too deeply"
-        raise CorruptManifest(path, reason.splitlines()[0] if reason else "?") from exc
+        raise CorruptManifest(path, one_line(reason) if reason else "?") from exc
 
 
 def in_window(row: Row, at: float | None) -> bool:

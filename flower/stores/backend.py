@@ -18,6 +18,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from flower.errors import StoreUnavailable
 from flower.stores.url import configured_url, is_postgres_url, sqlite_path
 
 __all__ = ["backend_for", "layered_store"]
@@ -31,7 +32,7 @@ def backend_for(spec: str) -> Any:
         except ImportError as exc:
             from flower import texts
 
-            raise RuntimeError(texts.STORE_NO_DRIVER) from exc
+            raise StoreUnavailable(texts.STORE_NO_DRIVER) from exc
         return PostgresSessionStore(spec)
     from flower.stores.sqlite import SqliteSessionStore
 

@@ -18,6 +18,8 @@ import json
 from collections.abc import Callable, Iterable
 from typing import Any
 
+from flower.errors import Unstorable, one_line
+
 __all__ = ["Unstorable", "decode", "decode_many", "encode", "encode_batch", "safe_text"]
 
 # Entries are plain JSON from the CLI (no cycles possible); skipping the cycle check and
@@ -33,10 +35,6 @@ try:  # optional fast path: pip install 'flower[postgres]' (or orjson alone)
 except ImportError:  # pragma: no cover - exercised only without orjson
     _ORJSON_LOADS = None
     _ORJSON_ERROR = ValueError
-
-
-class Unstorable(ValueError):
-    """An entry that cannot be stored at all (not JSON: a set, a non-string key …)."""
 
 
 def _valid_utf8(text: str) -> bool:
@@ -57,7 +55,7 @@ def encode(entry: Any) -> str:
     try:
         text = _FAST(entry)
     except (TypeError, ValueError, RecursionError) as exc:
-        raise Unstorable(f"{type(exc).__name__}: {exc}") from exc
+        raise Unstorable(one_line(exc)) from exc
     if _valid_utf8(text):
         return text
     return _ASCII(entry)  # lone surrogates: \\udXXX escapes, lossless
@@ -79,7 +77,7 @@ def encode_batch(entries: Iterable[Any]) -> tuple[list[tuple[int, str]], list[tu
         try:
             text = fast(entry)
         except (TypeError, ValueError, RecursionError) as exc:
-            bad.append((i, f"{type(exc).__name__}: {exc}"))
+            bad.append((i, one_line(exc)))
             continue
         if not valid(text):
             text = _ASCII(entry)

@@ -26,6 +26,7 @@ from collections.abc import Callable
 from typing import Any, Protocol
 
 from flower import texts
+from flower.errors import one_line
 from flower.stores.readers import PgReader
 
 __all__ = ["BookStore", "PostgresBook"]
@@ -133,7 +134,7 @@ class PostgresBook:
                         return
                 if not self._failing:
                     self._failing = True
-                    log.warning(texts.BOOK_FAILED.format(name=self.name, reason=_first_line(exc)))
+                    log.warning(texts.BOOK_FAILED.format(name=self.name, reason=one_line(exc)))
                 with self._cond:
                     self._cond.wait(timeout=delay)
                 delay = min(delay * 2, 5.0)
@@ -189,8 +190,3 @@ class PostgresBook:
             thread.join(timeout=max(wait, 1.0))
         if not done:
             log.warning(texts.BOOK_LOST_AT_CLOSE.format(name=self.name))
-
-
-def _first_line(exc: BaseException) -> str:
-    lines = [ln.strip() for ln in str(exc).splitlines() if ln.strip()]
-    return lines[0] if lines else type(exc).__name__

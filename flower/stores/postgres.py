@@ -69,6 +69,7 @@ from claude_agent_sdk import (
 )
 
 from flower import texts
+from flower.errors import StoreOffline, StoreUnavailable, StoreVersionError, one_line
 from flower.stores.codec import decode, decode_many, encode
 from flower.stores.pgbook import PostgresBook
 from flower.stores.readers import DEFAULT_SCHEMA, PgReader, schema_sql
@@ -139,23 +140,6 @@ if logging.getLogger("psycopg.pool").level == logging.NOTSET:
     logging.getLogger("psycopg.pool").setLevel(logging.ERROR)
 
 
-class StoreUnavailable(RuntimeError):
-    """The PostgreSQL store cannot be used: bad URL or unreachable server. One line."""
-
-
-class StoreVersionError(RuntimeError):
-    """The schema was written by a newer flower; nothing is read or written."""
-
-
-class StoreOffline(StoreUnavailable):
-    """The server did not answer within ``retry_for`` seconds (an outage, not a bad URL)."""
-
-
-def _reason(exc: BaseException) -> str:
-    lines = [ln.strip() for ln in str(exc).splitlines() if ln.strip()]
-    return lines[0] if lines else type(exc).__name__
-
-
 def _prefix_range(prefix: str) -> tuple[str, str]:
     return prefix + "/", prefix + "0"
 
@@ -186,7 +170,7 @@ class PostgresSessionStore(SessionStore):
         try:
             psycopg.conninfo.conninfo_to_dict(self.url)
         except psycopg.ProgrammingError as exc:
-            raise StoreUnavailable(texts.STORE_BAD_URL.format(url=shown, reason=_reason(exc))) \
+            raise StoreUnavailable(texts.STORE_BAD_URL.format(url=shown, reason=one_line(exc))) \
                 from None
         #: ``q(text)``: ``{s}`` in ``text`` becomes the quoted schema name
         self._q: Callable[[str], Any] = schema_sql(schema)
@@ -195,8 +179,8 @@ class PostgresSessionStore(SessionStore):
                                  application_name="flower") as conn:
                 self._ensure_schema(conn, shown)
         except psycopg.Error as exc:
-            raise StoreUnavailable(texts.STORE_UNREACHABLE.format(url=shown, reason=_reason(exc))) \
-                from None
+            raise StoreUnavailable(texts.STORE_UNREACHABLE.format(
+                url=shown, reason=one_line(exc))) from None
         # check: a pooled connection the server dropped (restart) is replaced on checkout;
         # reconnect_timeout: a background reconnect gives up after a few seconds, so the
         # next request starts a fresh one instead of waiting out a long backoff
@@ -290,14 +274,14 @@ class PostgresSessionStore(SessionStore):
             if left <= 0:
                 raise StoreOffline(texts.STORE_OFFLINE.format(
                     url=display_url(self.url), seconds=round(budget),
-                    reason=_reason(failure))) from None
+                    reason=one_line(failure))) from None
             time.sleep(min(delay, left))
             delay = min(delay * 2, 2.0)
 
     def _offline(self, exc: BaseException) -> None:
         if self._offline_since is None:
             self._offline_since = time.monotonic()
-            log.warning(texts.STORE_LOST.format(url=display_url(self.url), reason=_reason(exc)))
+            log.warning(texts.STORE_LOST.format(url=display_url(self.url), reason=one_line(exc)))
 
     def _online(self) -> None:
         if self._offline_since is not None:

@@ -38,6 +38,7 @@ from claude_agent_sdk import (
     fold_session_summary,
 )
 
+from flower.errors import StoreCorruptError
 from flower.stores.codec import decode_many, encode
 from flower.stores.readers import SqliteReader
 from flower.stores.rows import Rejected, plan_append
@@ -80,21 +81,6 @@ _COLUMNS = {
 _MAGIC = b"SQLite format 3\x00"
 _BUSY_TIMEOUT_MS = 30_000
 _IN_CHUNK = 500  # uuids per "IN (...)" lookup; well under SQLite's variable limit
-
-
-class StoreCorruptError(RuntimeError):
-    """The file at the store path is not a usable flower session database.
-
-    Raised before anything is written, so the file is still byte-for-byte what it was.
-    """
-
-    def __init__(self, path: Path, reason: str) -> None:
-        self.path = path
-        self.reason = reason
-        super().__init__(
-            f"{path} is not a readable flower session database ({reason}); "
-            "move it aside or delete it to start fresh"
-        )
 
 
 def store_key(key: SessionKey | SessionListSubkeysKey) -> str:

@@ -16,16 +16,13 @@ from typing import Any
 import anyio
 
 from flower import texts
+from flower.errors import CopyError
 from flower.stores.backend import backend_for
 from flower.stores.url import is_postgres_url, sqlite_path
 
 __all__ = ["CopyError", "CopyResult", "copy_sessions", "key_of"]
 
 BATCH = 1000
-
-
-class CopyError(RuntimeError):
-    """The copy cannot go ahead, or DST does not read back exactly what SRC holds."""
 
 
 @dataclass

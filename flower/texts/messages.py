@@ -318,4 +318,9 @@ DIST_STATES = {"planning": "准备中", "running": "进行中", "done": "完成"
                "terminated": "被终止", "canceled": "已取消", "timed_out": "超时",
                "completed": "完成", "running?": "进行中"}
 
+# --- a bug in flower: an exception nothing expected (cli/crash.py) -------------------------
+BUG = "这是 flower 的 bug:{error}。完整的 traceback 在 {path},报告问题时请附上。"
+BUG_NO_FILE = "这是 flower 的 bug:{error}。traceback 没能写进文件({why}),附在下面,报告问题时请附上。"
+
+
 __all__ = [name for name in dir() if name.isupper()]

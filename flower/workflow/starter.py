@@ -23,6 +23,7 @@ from flower.core.brief import Brief
 from flower.core.lineage import Lineage
 from flower.core.roles import coordinator, worker
 from flower.core.workbench import Workbench
+from flower.errors import BadInput
 from flower.workflow.base import Ctx, Step, Workflow
 from flower.workflow.clarify import clarify_step
 from flower.workflow.goal import goal_step, with_goal
@@ -86,8 +87,8 @@ def starter_flow(ask: str, *, workspace: str | Path = ".", run_dir: str | Path =
                  log_name: str = "问答记录.md") -> Workflow:
     """Build the default workflow for ``ask`` in ``workspace``.
 
-    Raises ``ValueError`` before anything is spent: ``isolate`` outside a git work tree,
-    or an empty ``ask`` in a folder with nothing to continue. ``new`` archives (never
+    Raises ``BadInput`` (a ``ValueError``) before anything is spent: ``isolate`` outside a
+    git work tree, or an empty ``ask`` in a folder with nothing to continue. ``new`` archives (never
     deletes) lineage, brief, goal and Q&A log into ``notes/archive/<timestamp>/``.
     Drive it with ``Runtime(workbench=wf.workbench)`` — one workbench, shared.
     """
@@ -96,7 +97,7 @@ def starter_flow(ask: str, *, workspace: str | Path = ".", run_dir: str | Path =
     said = (ask or "").strip()
     ws = Path(workspace).expanduser().resolve()
     if isolate and not is_git_worktree(ws):
-        raise ValueError(texts.ISOLATE_NOT_GIT.format(path=ws))
+        raise BadInput(texts.ISOLATE_NOT_GIT.format(path=ws))
     wb = Workbench.for_workspace(ws, isolate=isolate).ensure()
     brief_path, goal_path = wb.notes / brief_name, wb.notes / goal_name
     log_path = wb.notes / log_name
@@ -110,7 +111,7 @@ def starter_flow(ask: str, *, workspace: str | Path = ".", run_dir: str | Path =
     brief = Brief.load(brief_path)
     waking = brief is not None and brief.complete()
     if not waking and not said and not _clarifying(ws, run_dir, isolate):
-        raise ValueError(texts.STARTER_NEED_ASK)
+        raise BadInput(texts.STARTER_NEED_ASK)
 
     channel = HumanChannel(log_path=log_path, amend_path=brief_path,
                            max_asks=max_asks, timeout_s=timeout_s)

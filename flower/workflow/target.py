@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from flower import texts
-from flower.errors import TargetError
+from flower.errors import TargetError, one_line
 from flower.workflow.base import Workflow
 
 __all__ = ["TargetError", "load_target"]
@@ -37,7 +37,7 @@ def load_target(target: str, *, cwd: Path | None = None) -> Workflow:
         try:
             module = importlib.import_module(where)
         except Exception as exc:  # the user's module: anything can happen at import
-            raise TargetError(texts.RUN_IMPORT.format(module=where, error=_why(exc))) from exc
+            raise TargetError(texts.RUN_IMPORT.format(module=where, error=one_line(exc))) from exc
     if not hasattr(module, attr):
         raise TargetError(texts.RUN_NO_ATTR.format(module=where, attr=attr))
     value = getattr(module, attr)
@@ -45,15 +45,11 @@ def load_target(target: str, *, cwd: Path | None = None) -> Workflow:
         try:
             value = value()
         except Exception as exc:
-            raise TargetError(texts.RUN_CALL.format(target=target, error=_why(exc))) from exc
+            raise TargetError(texts.RUN_CALL.format(target=target, error=one_line(exc))) from exc
     if not isinstance(value, Workflow):
         raise TargetError(texts.RUN_NOT_WORKFLOW.format(target=target,
                                                         kind=type(value).__name__))
     return value
-
-
-def _why(exc: BaseException) -> str:
-    return f"{type(exc).__name__}: {exc}"
 
 
 def _import_file(path: Path) -> Any:
@@ -68,5 +64,5 @@ def _import_file(path: Path) -> Any:
         spec.loader.exec_module(module)
     except Exception as exc:
         sys.modules.pop(name, None)
-        raise TargetError(texts.RUN_IMPORT.format(module=path.name, error=_why(exc))) from exc
+        raise TargetError(texts.RUN_IMPORT.format(module=path.name, error=one_line(exc))) from exc
     return module

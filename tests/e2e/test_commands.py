@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import stat
 import subprocess
 import sys
 from pathlib import Path
@@ -206,3 +207,60 @@ def test_verbose_prints_the_config_with_the_key_masked(fake: FakeServer, workspa
     assert "ANTHROPIC_API_KEY" in out.stdout and key[:4] in out.stdout
     assert key not in out.stdout + out.stderr
     assert fake.url in out.stdout
+
+
+# --- an exception: one line — a bug names the file its traceback went to --------------------
+
+INJECT = """
+# loaded at start-up (sitecustomize): the wake-up check of flower divides by zero
+import flower.workflow.wake as wake
+
+
+def wake_state(*args, **kwargs):
+    return 1 / 0
+
+
+wake.wake_state = wake_state
+"""
+
+
+@pytest.fixture
+def scratch_tmp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """TMPDIR for the flower process: where a crash report falls back to."""
+    d = tmp_path / "tmp"
+    d.mkdir()
+    monkeypatch.setenv("TMPDIR", str(d))
+    return d
+
+
+def test_an_unexpected_exception_is_a_bug_line_with_the_traceback_in_a_file(
+        fake: FakeServer, workspace: Path, cli_env: dict[str, str], scratch_tmp: Path,
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    inject = tmp_path / "inject"
+    inject.mkdir()
+    (inject / "sitecustomize.py").write_text(INJECT)
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(
+        [str(inject), *filter(None, [os.environ.get("PYTHONPATH")])]))
+    (workspace / "runs").mkdir()
+    out = flower(workspace, "--timeout", "0", ASK)
+    assert out.returncode == 1
+    assert "Traceback" not in out.stdout + out.stderr
+    [crash] = (workspace / "runs").glob("crash-*.log")
+    assert (out.stdout + out.stderr).strip().splitlines() == [
+        "x " + texts.BUG.format(error="ZeroDivisionError: division by zero", path=crash)]
+    assert stat.S_IMODE(crash.stat().st_mode) == 0o600
+    report = crash.read_text(encoding="utf-8")
+    assert report.rstrip().endswith("ZeroDivisionError: division by zero")
+    assert re.search(r'File ".*sitecustomize\.py", line \d+, in wake_state', report)
+    assert not list(scratch_tmp.iterdir()) and fake.message_requests() == []
+
+
+def test_an_error_the_person_can_act_on_is_one_line_and_no_crash_file(
+        fake: FakeServer, workspace: Path, cli_env: dict[str, str],
+        scratch_tmp: Path) -> None:
+    (workspace / "runs").mkdir()
+    out = flower(workspace, "run", "nope:x")
+    assert out.returncode == 1
+    assert (out.stdout + out.stderr).strip().splitlines() == ["x " + texts.RUN_IMPORT.format(
+        module="nope", error="ModuleNotFoundError: No module named 'nope'")]
+    assert not list((workspace / "runs").iterdir()) and not list(scratch_tmp.iterdir())

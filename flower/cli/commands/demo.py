@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from flower import texts
+from flower.cli.exitcodes import ExitCode
 from flower.core.human import TOOL_NAME as ASK_TOOL
 
 DEMO_DIR = "flower-demo"
@@ -218,7 +219,7 @@ def _demo_env(fake_url: str, config_dir: Path) -> dict[str, str]:
                        CLAUDE_BYTE_STREAM_IDLE_TIMEOUT_MS="30000")
 
 
-def run_demo(workspace: str | None = None) -> int:
+def run_demo(workspace: str | None = None) -> ExitCode:
     """Run (or continue) the demo flow; returns the process exit code."""
     import anyio
     from rich.console import Console
@@ -247,7 +248,7 @@ class _Story:
             self.channel.answer(p["id"], options[0])
 
 
-async def _run(ws: Path, console: Any) -> int:
+async def _run(ws: Path, console: Any) -> ExitCode:
     from flower.core.runtime import Runtime
     from flower.testing import FakeServer
     from flower.workflow.starter import starter_flow
@@ -291,4 +292,4 @@ async def _run(ws: Path, console: Any) -> int:
         failed = ctx.get("_results", {}).get(ctx.get("_failed_at", ""), None)
         why = ctx.get("_aborted") or (failed.error if failed else None) or "?"
         console.print(f"[red]{why}[/]", highlight=False)
-    return 0 if ok else 1
+    return ExitCode.OK if ok else ExitCode.FAILED

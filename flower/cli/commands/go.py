@@ -8,6 +8,8 @@ from typing import TYPE_CHECKING
 from flower import texts
 from flower.cli.commands.local import credentials_ready, drive
 from flower.cli.context import Globals, console, dirs, escape, fail
+from flower.cli.exitcodes import ExitCode
+from flower.errors import BadInput
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -27,7 +29,7 @@ def start_prompt(out: Console, *, waking: bool) -> str | None:
 
 def go(g: Globals, ask: str | None, *, asks: int, rounds: int, no_goal: bool,
        judge_can_run: bool, timeout: float, isolate: bool, window: int | None,
-       no_handoff: bool, new: bool, clarify_only: bool, no_trim: bool) -> int:
+       no_handoff: bool, new: bool, clarify_only: bool, no_trim: bool) -> ExitCode:
     """The default job: clarify → set goal → coordinator dispatches → judge each round."""
     from flower.core.agent import handoff_setting
     from flower.workflow.starter import starter_flow
@@ -36,13 +38,13 @@ def go(g: Globals, ask: str | None, *, asks: int, rounds: int, no_goal: bool,
     out = console()
     ws, run_dir = dirs(g)
     if not credentials_ready(out, g):
-        return 1
+        return ExitCode.FAILED
     state = wake_state(ws, run_dir=run_dir, isolate=isolate)
     while ask is None:
         said = start_prompt(out, waking=state["waking"] and not new)
         if said is None:
             out.print(texts.CANCELLED)
-            return 1
+            return ExitCode.FAILED
         if said.strip() == "/new":
             new = True
             continue
@@ -51,7 +53,7 @@ def go(g: Globals, ask: str | None, *, asks: int, rounds: int, no_goal: bool,
             return fail(out, texts.EMPTY_ASK)
     if clarify_only and state["waking"] and not new:
         out.print(texts.CLARIFY_ONLY_DONE.format(path=state["brief"]))
-        return 0
+        return ExitCode.OK
     if state["waking"] and not new:
         out.print(f"[bold cyan]{escape(wake_banner(state))}[/]")
     try:
@@ -59,7 +61,7 @@ def go(g: Globals, ask: str | None, *, asks: int, rounds: int, no_goal: bool,
                           clarify_only=clarify_only, goal=not no_goal, rounds=rounds,
                           judge_can_run=judge_can_run, max_asks=None if asks < 0 else asks,
                           timeout_s=max(0.0, timeout))
-    except ValueError as exc:
+    except BadInput as exc:
         return fail(out, str(exc))
     return drive(out, g, wf, ws, run_dir, trim=not no_trim,
                  handoff=handoff_setting(window, enabled=not no_handoff))

@@ -7,6 +7,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from flower.cli.context import Globals, fail
+from flower.cli.exitcodes import ExitCode
+from flower.errors import FlowerError
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -25,7 +27,7 @@ def credentials_ready(out: Console, g: Globals) -> bool:
 
 
 def drive(out: Console, g: Globals, wf: Workflow, ws: Path, run_dir: Path, *,
-          trim: bool, handoff: Any = True, workbench: Any = None) -> int:
+          trim: bool, handoff: Any = True, workbench: Any = None) -> ExitCode:
     """Run ``wf`` in this process with the live terminal; its exit code."""
     from flower.cli.tui.terminal import run_workflow
     from flower.core.runtime import Runtime
@@ -33,6 +35,6 @@ def drive(out: Console, g: Globals, wf: Workflow, ws: Path, run_dir: Path, *,
     try:
         rt = Runtime(workspace=ws, run_dir=run_dir, trim=trim, handoff=handoff,
                      workbench=workbench if workbench is not None else (wf.workbench or False))
-    except (RuntimeError, ValueError, OSError) as exc:
+    except (FlowerError, OSError) as exc:  # a missing credential, a refused store or folder
         return fail(out, str(exc))
     return run_workflow(out, wf, rt, verbose=g.verbose)

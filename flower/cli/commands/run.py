@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from flower.cli.commands.local import credentials_ready, drive
 from flower.cli.context import Globals, console, dirs, fail
+from flower.cli.exitcodes import ExitCode
 
 
-def run(g: Globals, target: str) -> int:
+def run(g: Globals, target: str) -> ExitCode:
     """Load ``TARGET`` (a typo fails before any credential check), then drive it here."""
     from flower.core.workbench import Workbench
     from flower.workflow.target import TargetError, load_target
@@ -18,7 +19,7 @@ def run(g: Globals, target: str) -> int:
     except TargetError as exc:
         return fail(out, str(exc))
     if not credentials_ready(out, g):
-        return 1
+        return ExitCode.FAILED
     workbench = wf.workbench
     if workbench is None and g.workbench:
         workbench = Workbench.for_runtime(ws, run_dir)

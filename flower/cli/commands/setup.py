@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from flower.cli.context import console
+from flower.cli.exitcodes import ExitCode
 
 
-def setup() -> int:
+def setup() -> ExitCode:
     """The setup screen; its exit code."""
     from flower.cli.tui.setup_screen import run_setup
 

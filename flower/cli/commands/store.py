@@ -4,11 +4,13 @@ from __future__ import annotations
 
 from flower import texts
 from flower.cli.context import console, escape, fail
+from flower.cli.exitcodes import ExitCode
+from flower.errors import FlowerError
 
 
-def copy_store(src: str, dst: str) -> int:
+def copy_store(src: str, dst: str) -> ExitCode:
     """Copy every session from ``src`` to ``dst`` and verify it; exit 0, or 1 with the reason."""
-    from flower.stores.transfer import CopyError, copy_sessions
+    from flower.stores.transfer import copy_sessions
     from flower.stores.url import display_url, is_postgres_url
 
     out = console()
@@ -18,9 +20,9 @@ def copy_store(src: str, dst: str) -> int:
 
     try:
         result = copy_sessions(src, dst)
-    except (CopyError, RuntimeError, ValueError, OSError) as exc:
+    except (FlowerError, OSError) as exc:  # CopyError, an unreachable or corrupt store
         return fail(out, str(exc))
     out.print(escape(texts.STORE_COPY_DONE.format(
         sessions=result.sessions, transcripts=result.transcripts, entries=result.entries,
         src=shown(src), dst=shown(dst))), soft_wrap=True)
-    return 0
+    return ExitCode.OK

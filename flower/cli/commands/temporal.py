@@ -15,6 +15,8 @@ from typing import TYPE_CHECKING, Any
 
 from flower import texts
 from flower.cli.context import console, dirs, escape, fail
+from flower.cli.exitcodes import ExitCode
+from flower.errors import BadInput, one_line
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -37,22 +39,18 @@ async def _connect(out: Console, address: str) -> Any:
     try:
         return await connect(address)
     except Exception as exc:
-        fail(out, texts.DIST_UNREACHABLE.format(address=address, reason=_short(exc)))
+        fail(out, texts.DIST_UNREACHABLE.format(address=address, reason=one_line(exc)))
         return None
-
-
-def _short(exc: BaseException) -> str:
-    return " ".join(f"{type(exc).__name__}: {exc}".split())[:200]
 
 
 # ------------------------------------------------------------------ flower worker
 
 
-def worker(g: Globals, address: str, queue: str, concurrency: int | None) -> int:
+def worker(g: Globals, address: str, queue: str, concurrency: int | None) -> ExitCode:
     """Serve ``queue`` until Ctrl-C / SIGTERM."""
     out = console()
     if not _have_temporal(out):
-        return 1
+        return ExitCode.FAILED
     from flower.core.env import check_credentials, load_dotenv
     from flower.distributed.worker import build_worker
 
@@ -61,10 +59,10 @@ def worker(g: Globals, address: str, queue: str, concurrency: int | None) -> int
     if problem:
         return fail(out, problem)
 
-    async def serve() -> int:
+    async def serve() -> ExitCode:
         client = await _connect(out, address)
         if client is None:
-            return 1
+            return ExitCode.FAILED
         w = build_worker(client, queue, max_concurrent_steps=concurrency)
         store = os.environ.get("FLOWER_STORE_URL") or "<run_dir>/sessions.db"
         if "://" in store:
@@ -84,12 +82,12 @@ def worker(g: Globals, address: str, queue: str, concurrency: int | None) -> int
         out.print(escape(texts.DIST_WORKER_READY.format(address=address, queue=queue,
                                                          store=store)), highlight=False)
         await w.run()
-        return 0
+        return ExitCode.OK
 
     try:
         code = asyncio.run(serve())
     except KeyboardInterrupt:
-        code = 0
+        code = ExitCode.OK
     out.print(texts.DIST_WORKER_STOPPED, highlight=False)
     return code
 
@@ -99,13 +97,13 @@ def worker(g: Globals, address: str, queue: str, concurrency: int | None) -> int
 
 def submit(g: Globals, target: str, *, address: str, queue: str, heartbeat: float,
            kwargs: dict[str, Any] | None = None, trim: bool | None = None,
-           handoff: bool = True, window: int | None = None) -> int:
+           handoff: bool = True, window: int | None = None) -> ExitCode:
     """Start the run on the workers of ``queue`` and follow it here (answers included)."""
     from flower.distributed.client import new_run_id, request, submit
 
     out = console()
     if not _have_temporal(out):
-        return 1
+        return ExitCode.FAILED
     ws, run_dir = dirs(g)
     run_id = new_run_id()
     req = request(target, workspace=ws, run_dir=run_dir, run_id=run_id, kwargs=kwargs,
@@ -120,13 +118,13 @@ def submit(g: Globals, target: str, *, address: str, queue: str, heartbeat: floa
 
     handle = asyncio.run(start())
     if handle is None:
-        return 1
+        return ExitCode.FAILED
     out.print(escape(texts.DIST_SUBMITTED.format(run=run_id, queue=queue,
                                                   run_dir=req["run_dir"])), highlight=False)
     return drive(out, handle, workspace=ws, run_dir=Path(req["run_dir"]), verbose=g.verbose)
 
 
-def run_target(g: Globals, target: str, *, address: str, queue: str, heartbeat: float) -> int:
+def run_target(g: Globals, target: str, *, address: str, queue: str, heartbeat: float) -> ExitCode:
     """``flower run TARGET --temporal …``: the target is checked here first (a typo fails
     in this terminal, not on a worker)."""
     from flower.workflow.target import TargetError, load_target
@@ -142,7 +140,7 @@ def run_target(g: Globals, target: str, *, address: str, queue: str, heartbeat: 
 def go(g: Globals, ask: str | None, *, address: str, queue: str, heartbeat: float,
        asks: int, rounds: int, no_goal: bool, judge_can_run: bool, timeout: float,
        isolate: bool, window: int | None, no_handoff: bool, new: bool, clarify_only: bool,
-       no_trim: bool) -> int:
+       no_trim: bool) -> ExitCode:
     """``flower "…" --temporal …``: the default job, run by the workers. The workflow is
     built once here (it validates, archives with ``--new``, amends the brief); workers
     rebuild it from the same arguments."""
@@ -155,7 +153,7 @@ def go(g: Globals, ask: str | None, *, address: str, queue: str, heartbeat: floa
         said = start_prompt(out, waking=False)
         if said is None:
             out.print(texts.CANCELLED)
-            return 1
+            return ExitCode.FAILED
         ask = said
     kwargs = {"ask": ask, "workspace": str(ws), "run_dir": str(run_dir), "isolate": isolate,
               "clarify_only": clarify_only, "goal": not no_goal, "rounds": rounds,
@@ -163,7 +161,7 @@ def go(g: Globals, ask: str | None, *, address: str, queue: str, heartbeat: floa
               "timeout_s": max(0.0, timeout)}
     try:
         starter_flow(**kwargs, new=new)
-    except ValueError as exc:
+    except BadInput as exc:
         return fail(out, str(exc))
     return submit(g, "flower.workflow.starter:starter_flow", address=address, queue=queue,
                   heartbeat=heartbeat, kwargs=kwargs, trim=not no_trim,
@@ -171,7 +169,7 @@ def go(g: Globals, ask: str | None, *, address: str, queue: str, heartbeat: floa
 
 
 def drive(out: Console, handle: Any, *, workspace: Path, run_dir: Path,
-          verbose: bool = False) -> int:
+          verbose: bool = False) -> ExitCode:
     """Follow the run in this terminal (answering its questions); exit code as ``flower
     run``: 0 done, 1 failed, 130 detached with Ctrl-C (the run goes on)."""
     import anyio
@@ -190,13 +188,13 @@ def drive(out: Console, handle: Any, *, workspace: Path, run_dir: Path,
                             channel=channel, verbose=verbose)
     anyio.run(session.drive, remote)
     if session.quit:
-        return 130
+        return ExitCode.INTERRUPTED
     p = remote.progress
     manifest = Path(run_dir) / "manifest.json"
     out.print(texts.CLOSING.format(cost=float(p.get("cost") or 0.0), manifest=manifest),
               highlight=False)
     if p.get("state") == "done":
-        return 0
+        return ExitCode.OK
     from rich.markup import escape
 
     why = p.get("why") or ""
@@ -204,13 +202,13 @@ def drive(out: Console, handle: Any, *, workspace: Path, run_dir: Path,
         out.print(f"[red]x {escape(texts.ABORTED_AT.format(step=p['failed_at'], why=why))}[/]")
     else:
         out.print(f"[red]x {escape(texts.DIST_RUN_FAILED.format(why=why))}[/]")
-    return 1
+    return ExitCode.FAILED
 
 
 # ------------------------------------------------------------------ flower status
 
 
-def status(address: str, *, limit: int, as_json: bool) -> int:
+def status(address: str, *, limit: int, as_json: bool) -> ExitCode:
     """The runs on the server: id, state, current step (i/n), cost, start time."""
     import json
 
@@ -218,7 +216,7 @@ def status(address: str, *, limit: int, as_json: bool) -> int:
 
     out = console()
     if not _have_temporal(out):
-        return 1
+        return ExitCode.FAILED
 
     async def collect() -> list[dict[str, Any]] | None:
         client = await _connect(out, address)
@@ -228,13 +226,13 @@ def status(address: str, *, limit: int, as_json: bool) -> int:
 
     found = asyncio.run(collect())
     if found is None:
-        return 1
+        return ExitCode.FAILED
     if as_json:
         print(json.dumps(found, ensure_ascii=False, indent=2))
-        return 0
+        return ExitCode.OK
     if not found:
         out.print(texts.DIST_STATUS_EMPTY)
-        return 0
+        return ExitCode.OK
     from rich.table import Table
 
     table = Table(box=None, pad_edge=False)
@@ -247,4 +245,4 @@ def status(address: str, *, limit: int, as_json: bool) -> int:
             if r["started"] else ""
         table.add_row(r["id"], state, where, f"${r['cost']:.4f}", started)
     out.print(table)
-    return 0
+    return ExitCode.OK

@@ -32,7 +32,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from flower import config, texts
+from flower.cli.exitcodes import ExitCode
 from flower.core import env as envmod
+from flower.errors import one_line
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -335,32 +337,33 @@ def reconfigure_after_failure(console: Console, error: str, *, interactive: bool
     exits 1 either way — the run resumes in the same directory next time."""
     if not interactive or not looks_like_credential_error(error):
         return False
-    shown = " ".join(envmod.redact(error or "").split())[:120]  # redact first, then cut
+    shown = one_line(envmod.redact(error or ""), 120)  # redact first, then cut
     _say(console, texts.SETUP_FAILED_CRED.format(error=shown), "bold yellow")
     if configure(console, reason=texts.SETUP_REASON_AGAIN, read_line=read_line):
         _say(console, texts.SETUP_RERUN, "green")
     return True
 
 
-def run_setup(console: Console, *, read_line: ReadLine | None = None, probe: bool = True) -> int:
+def run_setup(console: Console, *, read_line: ReadLine | None = None,
+              probe: bool = True) -> ExitCode:
     """The body of ``flower setup``: the screen, then the probe. 0 = saved (also when the probe
     could not get through); 1 = cancelled, or saved but the probe says auth/config."""
     reason = (texts.SETUP_REASON_AGAIN if envmod.user_env_path().exists()
               else texts.SETUP_REASON_FIRST)
     if not configure(console, reason=reason, read_line=read_line):
-        return 1
+        return ExitCode.FAILED
     if _probe_disabled(probe):
-        return 0
+        return ExitCode.OK
     verdict, detail = _run_probe(console)
     if verdict == "net":
         _say(console, texts.SETUP_PROBE_NET_SAVED.format(detail=_net_detail(detail)), "dim")
-        return 0
+        return ExitCode.OK
     if verdict in ("auth", "config"):
         _say_rejected(console, verdict, detail)
         _say(console, texts.SETUP_RETRY_HINT, "red")
-        return 1
+        return ExitCode.FAILED
     _say(console, texts.SETUP_PROBE_OK, "green")
-    return 0
+    return ExitCode.OK
 
 
 def describe_config(console: Console) -> None:

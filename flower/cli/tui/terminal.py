@@ -29,6 +29,8 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from flower import texts
+from flower.cli.exitcodes import ExitCode
+from flower.errors import one_line
 from flower.usage import human_tokens
 
 if TYPE_CHECKING:
@@ -210,7 +212,7 @@ class Session:
             self.render.block(result.text or result.error or "", "    ", "magenta")
             self.render.line(f"    {texts.ASIDE_COST.format(cost=result.cost_usd)}", "dim")
         except Exception as exc:  # an aside never breaks the run
-            self.render.line(f"  # {texts.ASIDE_FAILED.format(error=_why(exc))}", "red")
+            self.render.line(f"  # {texts.ASIDE_FAILED.format(error=one_line(exc))}", "red")
         finally:
             self.asides -= 1
 
@@ -317,10 +319,6 @@ class Session:
         return ctx
 
 
-def _why(exc: BaseException) -> str:
-    return f"{type(exc).__name__}: {exc}"
-
-
 def _running_loop() -> Any:
     import asyncio
 
@@ -382,7 +380,8 @@ def _os_error(exc: BaseException) -> OSError | None:
     return None
 
 
-def run_workflow(out: Console, wf: Workflow, rt: Runtime, *, verbose: bool = False) -> int:
+def run_workflow(out: Console, wf: Workflow, rt: Runtime, *,
+                 verbose: bool = False) -> ExitCode:
     """Drive ``wf`` on ``rt`` in this terminal; prints the closing line, returns the exit
     code (0 done, 1 a step failed or aborted, 130 stopped with Ctrl-C twice)."""
     import anyio
@@ -403,15 +402,15 @@ def run_workflow(out: Console, wf: Workflow, rt: Runtime, *, verbose: bool = Fal
         from rich.markup import escape
 
         out.print(f"[red]x {escape(texts.DISK_REFUSED.format(error=disk))}[/]")
-        return 1
+        return ExitCode.FAILED
     out.print(texts.CLOSING.format(cost=rt.total_cost(), manifest=rt.manifest_path),
               highlight=False)
     if session.quit:
         out.print(f"[red]! {texts.STOPPED}[/]")
-        return 130
+        return ExitCode.INTERRUPTED
     failed = ctx.get("_failed_at")
     if not failed:
-        return 0
+        return ExitCode.OK
     result = ctx.get("_results", {}).get(failed)
     why = ctx.get("_aborted") or (result.error if result is not None else "") or ""
     from rich.markup import escape
@@ -421,11 +420,12 @@ def run_workflow(out: Console, wf: Workflow, rt: Runtime, *, verbose: bool = Fal
         from flower.cli.tui.setup_screen import reconfigure_after_failure
 
         reconfigure_after_failure(out, result.error, interactive=sys.stdin.isatty())
-    return 1
+    return ExitCode.FAILED
 
 
 def run_once(out: Console, rt: Runtime, spec: AgentSpec, prompt: str, *,
-             resume: str | None = None, fork: bool = False, verbose: bool = False) -> int:
+             resume: str | None = None, fork: bool = False,
+             verbose: bool = False) -> ExitCode:
     """One ``Runtime.run`` with a renderer that keeps its totals across events (a renderer
     made per event would show elapsed 0:00 and $0.00 forever)."""
     import anyio
@@ -441,7 +441,7 @@ def run_once(out: Console, rt: Runtime, spec: AgentSpec, prompt: str, *,
         result = anyio.run(main)
     except KeyboardInterrupt:
         out.print(f"[red]! {texts.STOPPED}[/]")
-        return 130
+        return ExitCode.INTERRUPTED
     finally:
         rt.close()
     out.print(texts.CLOSING.format(cost=rt.total_cost(), manifest=rt.manifest_path),
@@ -452,5 +452,5 @@ def run_once(out: Console, rt: Runtime, spec: AgentSpec, prompt: str, *,
         from rich.markup import escape
 
         out.print(f"[red]x {escape(result.error or '?')}[/]")
-        return 1
-    return 0
+        return ExitCode.FAILED
+    return ExitCode.OK
