@@ -65,7 +65,7 @@ async def remote(client, base: Path, queue: str) -> float:
 
 
 async def main(runs: int) -> None:
-    from flower.distributed.worker import build_worker, connect
+    from flower.distributed.temporal_worker import build_worker, connect
 
     base = Path(tempfile.mkdtemp(prefix="flower-bench-"))
     (base / "home" / ".claude").mkdir(parents=True)

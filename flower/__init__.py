@@ -62,8 +62,8 @@ _EXPORTS: dict[str, str] = {
     # documents
     "Brief": "flower.core.brief",
     "Handoff": "flower.core.handoff",
-    "Goal": "flower.core.goal",
-    "Verdict": "flower.core.goal",
+    "Goal": "flower.core.checklist",
+    "Verdict": "flower.core.checklist",
     # workbench, lineage
     "Workbench": "flower.core.workbench",
     "Lineage": "flower.core.lineage",

@@ -12,10 +12,10 @@ from flower._lazy import lazy_exports
 
 _EXPORTS: dict[str, str] = {
     "FlowerRun": "flower.distributed.workflow",
-    "run_worker": "flower.distributed.worker",
-    "build_worker": "flower.distributed.worker",
-    "connect": "flower.distributed.worker",
-    "DEFAULT_QUEUE": "flower.distributed.worker",
+    "run_worker": "flower.distributed.temporal_worker",
+    "build_worker": "flower.distributed.temporal_worker",
+    "connect": "flower.distributed.temporal_worker",
+    "DEFAULT_QUEUE": "flower.distributed.temporal_worker",
     "request": "flower.distributed.client",
     "submit": "flower.distributed.client",
     "follow": "flower.distributed.client",

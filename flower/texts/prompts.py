@@ -196,7 +196,7 @@ WORK_GOAL = "一个独立的判定者会逐条按下面的目标检查你的成�
 WORK_CARRY_ON = "接着上次停下的地方继续做。先说一句你接下来要动哪里。"
 WORK_NEW_GOAL = "目标按新的要求重新设定过,以这一版为准(你上下文里那版已经过时):\n\n{goal}"
 
-# --- documents (core/brief.py, core/goal.py) ---------------------------------------------
+# --- documents (core/brief.py, core/checklist.py) ---------------------------------------------
 
 GOAL_AMENDED = "(已修改)"  # appended (never overwritten) when a human changes the goal
 

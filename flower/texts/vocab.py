@@ -17,7 +17,7 @@ WB_INJECT_CLOSE = "</workbench-index>"
 # is also the key of its session in lineage.json: renaming it orphans a running job's session.
 WORK_STEP = "干活"  # the starter flow's work step: its context size goes into the banner
 
-# --- documents (core/brief.py, core/goal.py) ---------------------------------------------
+# --- documents (core/brief.py, core/checklist.py) ---------------------------------------------
 
 # Brief (需求.md): the frozen output of the clarify step. Section names in field order
 # (goal, accept, bounds, unknowns); they are what ``Brief.missing()`` reports.

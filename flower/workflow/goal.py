@@ -20,8 +20,8 @@ from typing import Any
 
 from flower import texts
 from flower.core.agent import AgentSpec
+from flower.core.checklist import Goal, Verdict
 from flower.core.events import Event
-from flower.core.goal import Goal, Verdict
 from flower.core.roles import judge
 from flower.workflow.base import Ctx, Step, StepAbort
 

@@ -15,7 +15,7 @@ from typing import Any
 
 from flower import texts
 from flower.core.brief import Brief
-from flower.core.goal import Goal
+from flower.core.checklist import Goal
 from flower.core.lineage import Lineage
 from flower.core.paths import project_key
 from flower.core.workbench import Workbench

@@ -9,7 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from flower import texts
-from flower.core.goal import STATES, Goal, Verdict
+from flower.core.checklist import STATES, Goal, Verdict
 
 # --- Goal ----------------------------------------------------------------------------------
 

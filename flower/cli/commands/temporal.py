@@ -34,7 +34,7 @@ def _have_temporal(out: Console) -> bool:
 
 
 async def _connect(out: Console, address: str) -> Any:
-    from flower.distributed.worker import connect
+    from flower.distributed.temporal_worker import connect
 
     try:
         return await connect(address)
@@ -52,7 +52,7 @@ def worker(g: Globals, address: str, queue: str, concurrency: int | None) -> Exi
     if not _have_temporal(out):
         return ExitCode.FAILED
     from flower.core.env import check_credentials, load_dotenv
-    from flower.distributed.worker import build_worker
+    from flower.distributed.temporal_worker import build_worker
 
     load_dotenv()
     problem = check_credentials()
