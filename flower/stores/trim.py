@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from flower import texts
-from flower.stores.ephemeral import is_ephemeral
+from flower.shell import is_ephemeral
 from flower.stores.transcript import Scan, Site, content_blocks, scan, with_content
 
 if TYPE_CHECKING:  # pragma: no cover
