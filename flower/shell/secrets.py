@@ -21,14 +21,15 @@ Three verdicts:
 from __future__ import annotations
 
 import fnmatch
+import functools
 import itertools
 import re
-from collections.abc import Iterable
 
 __all__ = [
     "KERNEL_TOPS",
     "SECRET_DIRS",
     "SECRET_NAMES",
+    "SECRET_WORDS",
     "kernel_path",
     "normalise",
     "secret_name",
@@ -41,13 +42,20 @@ SECRET_NAMES: tuple[str, ...] = (
     ".env", ".env.*", "*.env", ".envrc", ".netrc", "_netrc", ".pgpass", ".my.cnf",
     ".git-credentials", ".gitconfig", ".npmrc", ".pypirc", ".yarnrc", ".yarnrc.yml",
     ".vault-token", ".boto", ".s3cfg", ".dockercfg", ".htpasswd", ".terraformrc",
-    ".*history", ".*_history", "id_*", "*.pem", "*.key", "*.p12", "*.pfx", "*.jks",
-    "*.keystore", "*.kdbx", "*.ppk", "*.gpg", "*.asc", "*.ovpn", "*.tfstate", "*.tfstate.*",
-    "*.tfvars", "*credential*", "*secret*", "*password*", "token", "tokens", "*[._-]token",
-    "*[._-]tokens", "token.*", "tokens.*", "*[._-]token.*", "*[._-]tokens.*", "shadow",
-    "gshadow", "sudoers", "master.key", "environ", "kubeconfig", "*.kubeconfig",
-    ".bashrc", ".bash_profile", ".bash_login", ".bash_logout", ".profile", ".zshrc",
-    ".zprofile", ".zshenv", ".zlogin", ".zlogout", ".kshrc", ".cshrc", ".tcshrc", ".claude*",
+    ".*history", ".*_history", "*.pem", "*.key", "*.p12", "*.pfx", "*.jks",
+    "*.keystore", "*.kdbx", "*.ppk", "*.gpg", "*.asc", "*.ovpn", "*.tfstate",
+    "*.tfvars", "id_rsa", "id_dsa", "id_ecdsa", "id_ed25519", "id_ecdsa_sk", "id_ed25519_sk",
+    "id_*.pub", "shadow", "gshadow", "sudoers", "master.key", "environ", "kubeconfig",
+    "*.kubeconfig", ".bashrc", ".bash_profile", ".bash_login", ".bash_logout", ".profile",
+    ".zshrc", ".zprofile", ".zshenv", ".zlogin", ".zlogout", ".kshrc", ".cshrc", ".tcshrc",
+    ".claude*",
+)
+#: Names that are credentials by what they say rather than by their shape. A glob is held
+#: against these through the names it spells (``*secret*`` yes, ``*.py`` no: almost any
+#: glob *could* match ``my_secret.py``); the glance runner then checks every real match.
+SECRET_WORDS: tuple[str, ...] = (
+    "id_*", "*credential*", "*secret*", "*password*", "token", "tokens", "*[._-]token",
+    "*[._-]tokens", "token.*", "tokens.*", "*[._-]token.*", "*[._-]tokens.*", "*.tfstate.*",
 )
 #: Directory names whose whole tree is secret, anywhere (``.config`` holds flower's own
 #: credentials in ``~/.config/flower/.env``, gh tokens, gcloud keys …).
@@ -65,23 +73,9 @@ _SECRET_ABS = (("run", "secrets"), ("var", "run", "secrets"))
 _WIDE_TOPS = frozenset({"root", "etc", "proc", "sys", "dev", "var", "run", "tmp", "private",
                         "mnt", "media", "srv", "snap", "boot", "lib", "usr", "opt", "nix"})
 _HOMES = frozenset({"home", "Users"})
+_WIDE_PAIRS = (("var", "run"), ("private", "var"), ("private", "etc"))
 
-# Concrete names a glob is tried against: every name above in a typical spelling, and the
-# names that are secret only in context (``config`` after ``.git``, ``proc`` after ``/``).
-_PROBES: tuple[str, ...] = (
-    ".env", "a.env", ".env.local", ".envrc", ".netrc", ".pgpass", ".gitconfig",
-    ".git-credentials", ".npmrc", ".pypirc", ".bash_history", ".python_history", "id_rsa",
-    "id_rsa.pub", "id_ed25519", "id_ecdsa", "key.pem", "server.key", "cert.p12",
-    "credentials", "credentials.json", ".credentials.json", "client_secret.json",
-    "secrets.yaml", "secret.yml", "secrets.toml", "password.txt", "token", "token.txt",
-    "tokens.json", "api-token", "shadow", "environ", "kubeconfig", "state.tfstate",
-    ".bashrc", ".bash_profile", ".profile", ".zshrc", ".zprofile", ".claude", ".claude.json",
-    ".ssh", ".aws", ".docker", ".kube", ".gnupg", ".config", ".local", "config", ".git",
-    "proc", "sys", "dev", "run", "var", "secrets", "etc", "root", "home", "Users", "tmp",
-    "..",
-)
 _GLOB_CHARS = frozenset("*?[")
-_CANDIDATE_CAP = 64
 
 
 def normalise(path: str) -> tuple[str, list[str]]:
@@ -89,7 +83,7 @@ def normalise(path: str) -> tuple[str, list[str]]:
 
     ``anchor`` is ``"/"`` (absolute), ``"~"`` (any ``~`` or ``~user`` start), ``""``
     (relative; climbs above the start stay as leading ``..``) or ``"?"`` (climbed above
-    ``~``: somewhere absolute, unknown where).
+    ``~``: somewhere absolute, unknown where). Glob components stay as they are.
     """
     if path.startswith("/"):
         anchor, rest = "/", path
@@ -114,56 +108,154 @@ def normalise(path: str) -> tuple[str, list[str]]:
     return anchor, parts
 
 
-def _is_glob(part: str) -> bool:
+def is_glob(part: str) -> bool:
     return any(c in _GLOB_CHARS for c in part)
 
 
-def _instances(pattern: str) -> list[str]:
-    """Concrete names ``pattern`` matches: the shortest and a filled-in spelling."""
+# --------------------------------------------------------------------------- glob ∩ glob
+# "Could this glob match a secret name?" is asked of two patterns (the command's and a name
+# in SECRET_NAMES): they share a match iff a string exists that both accept. Decided exactly
+# by walking both patterns at once (a ``*`` may absorb any one token of the other side).
+
+_Token = tuple[str, object]  # ("lit", ch) | ("any", None) | ("star", None) | ("set", (chars, neg))
+
+
+def _tokens(pattern: str) -> list[_Token]:
+    out: list[_Token] = []
+    i, n = 0, len(pattern)
+    while i < n:
+        c = pattern[i]
+        if c == "*":
+            if not out or out[-1][0] != "star":
+                out.append(("star", None))
+        elif c == "?":
+            out.append(("any", None))
+        elif c == "[":
+            j = i + 1
+            neg = j < n and pattern[j] in "!^"
+            j += neg
+            end = pattern.find("]", j + 1 if j < n and pattern[j] == "]" else j)
+            if end < 0:  # no closing bracket: a literal "["
+                out.append(("lit", c))
+                i += 1
+                continue
+            body, chars, k = pattern[j:end], set(), 0
+            while k < len(body):
+                if k + 2 < len(body) and body[k + 1] == "-":
+                    chars.update(chr(x) for x in range(ord(body[k]), ord(body[k + 2]) + 1))
+                    k += 3
+                else:
+                    chars.add(body[k])
+                    k += 1
+            out.append(("set", (frozenset(chars), neg)))
+            i = end
+        else:
+            out.append(("lit", c))
+        i += 1
+    return out
+
+
+def _admits(tok: _Token) -> tuple[frozenset[str], bool]:
+    """The characters a single-character token accepts, as (set, negated)."""
+    kind, val = tok
+    if kind == "lit":
+        return frozenset({val}), False  # type: ignore[arg-type]
+    if kind == "any":
+        return frozenset(), True
+    return val  # type: ignore[return-value]
+
+
+def _meet(*toks: _Token) -> bool:
+    """Is there one character every token accepts?"""
+    pos: frozenset[str] | None = None
+    neg: set[str] = set()
+    for chars, negated in map(_admits, toks):
+        if negated:
+            neg |= chars
+        else:
+            pos = chars if pos is None else pos & chars
+    return pos is None or bool(pos - neg)
+
+
+_NO_DOT: _Token = ("set", (frozenset({"."}), True))
+_DOT: _Token = ("lit", ".")
+
+
+def globs_meet(glob: str, pattern: str) -> bool:
+    """Does the shell glob ``glob`` match at least one name that ``pattern`` matches?
+
+    ``glob`` follows bash's default rule that a leading ``.`` must be matched by a literal
+    dot (``*.env`` does not expand to ``.env``); the glance runs in a fresh bash, so no
+    ``dotglob`` from the user's shell applies.
+    """
+    ta, tb = _tokens(glob), _tokens(pattern)
+
+    def dot_rule(a: _Token, first: bool) -> tuple[_Token, ...]:
+        return (_NO_DOT,) if first and a != _DOT else ()
+
+    @functools.cache
+    def go(i: int, j: int, first: bool) -> bool:
+        a = ta[i] if i < len(ta) else None
+        b = tb[j] if j < len(tb) else None
+        if a is None and b is None:
+            return True
+        if a is not None and a[0] == "star":
+            if go(i + 1, j, first):
+                return True
+            if b is not None and b[0] != "star" and _meet(b, *dot_rule(a, first)) and \
+                    go(i, j + 1, False):
+                return True
+        if b is not None and b[0] == "star":
+            if go(i, j + 1, first):
+                return True
+            if a is not None and a[0] != "star" and _meet(a, *dot_rule(a, first)) and \
+                    go(i + 1, j, False):
+                return True
+        if a is not None and b is not None and a[0] != "star" and b[0] != "star":
+            return _meet(a, b, *dot_rule(a, first)) and go(i + 1, j + 1, False)
+        return False
+
+    return go(0, 0, True)
+
+
+def _spellings(glob: str) -> list[str]:
+    """Two names ``glob`` stands for: wildcards left out, and filled in."""
     out = []
-    for star in ("", "x"):
-        name = re.sub(r"\[!?\]?[^]]*\]", lambda m: _first_of(m.group(0)), pattern)
-        out.append(name.replace("*", star).replace("?", "x"))
+    for fill in ("", "x"):
+        name = re.sub(r"\[[!^]?\]?[^]]*\]", lambda m: _first_of(m.group(0)), glob)
+        out.append(name.replace("*", fill).replace("?", "x"))
     return out
 
 
 def _first_of(bracket: str) -> str:
     body = bracket[1:-1]
-    if body.startswith(("!", "^")) or not body:
-        return "x"
-    return body[0]
+    return "x" if not body or body[0] in "!^" else body[0]
 
 
-def candidates(part: str) -> list[str]:
-    """The names one path component may stand for (itself, unless it is a glob)."""
-    if not _is_glob(part):
-        return [part]
-    low = part.lower()
-    found = [p for p in _PROBES if fnmatch.fnmatchcase(p.lower(), low)]
-    return (found + _instances(part))[:_CANDIDATE_CAP]
+def could_be(part: str, pattern: str) -> bool:
+    """Could path component ``part`` (a name or a glob) name something ``pattern`` matches?
+    Case is ignored on both sides: a secret is a secret in any spelling."""
+    low, pat = part.lower(), pattern.lower()
+    if not is_glob(part):
+        return fnmatch.fnmatchcase(low, pat)
+    return globs_meet(low, pat)
 
 
 def secret_name(name: str) -> bool:
-    """Is a file called ``name`` a credential wherever it is?"""
-    low = name.lower()
-    return any(fnmatch.fnmatchcase(low, pat) for pat in SECRET_NAMES)
+    """Could a file called ``name`` (or a name the glob ``name`` matches) be a credential?"""
+    if any(could_be(name, pat) for pat in SECRET_NAMES):
+        return True
+    names = _spellings(name.lower()) if is_glob(name) else [name.lower()]
+    return any(fnmatch.fnmatchcase(n, pat) for n in names for pat in SECRET_WORDS)
 
 
 def _secret_dir(name: str) -> bool:
-    low = name.lower()
-    return any(fnmatch.fnmatchcase(low, pat) for pat in SECRET_DIRS)
+    return any(could_be(name, pat) for pat in SECRET_DIRS)
 
 
-def _expansions(path: str) -> Iterable[tuple[str, list[str]]]:
-    """``normalise`` of every concrete spelling the (possibly globbed) ``path`` may take."""
-    anchor = "/" if path.startswith("/") else "~" if path.startswith("~") else ""
-    raw = [p for p in path.split("/")]
-    head = raw[0] if anchor == "~" else None
-    rest = raw[1:] if anchor == "~" else raw
-    choices = [candidates(p) if p not in ("", ".", "..") else [p] for p in rest]
-    for combo in itertools.islice(itertools.product(*choices), _CANDIDATE_CAP * 4):
-        joined = "/".join(combo)
-        yield normalise(f"{head}/{joined}" if head is not None else joined)
+def _may_climb(parts: list[str]) -> bool:
+    """A glob component that could be ``..`` (``.*``) leaves the path's meaning open."""
+    return any(is_glob(p) and could_be(p, "..") for p in parts)
 
 
 def kernel_path(path: str) -> bool:
@@ -172,13 +264,15 @@ def kernel_path(path: str) -> bool:
     Relative paths that climb out of their start and then name one of those count too:
     from a workspace ``../../proc`` may well be ``/proc``.
     """
-    for anchor, parts in _expansions(path):
-        if anchor == "/" and parts and parts[0] in KERNEL_TOPS:
+    anchor, parts = normalise(path)
+    if _may_climb(parts):
+        return True
+    if anchor == "/" and parts and any(could_be(parts[0], t) for t in KERNEL_TOPS):
+        return True
+    if anchor in ("", "?") and (parts[:1] == [".."] or anchor == "?"):
+        climbed = [p for p in parts if p != ".."]
+        if climbed and any(could_be(climbed[0], t) for t in KERNEL_TOPS):
             return True
-        if anchor in ("", "?") and (parts[:1] == [".."] or anchor == "?"):
-            climbed = [p for p in parts if p != ".."]
-            if climbed and climbed[0] in KERNEL_TOPS:
-                return True
     return False
 
 
@@ -186,39 +280,39 @@ def secret_path(path: str) -> bool:
     """Could printing the file(s) at ``path`` put a credential into the transcript?"""
     if kernel_path(path):
         return True
-    for anchor, parts in _expansions(path):
-        if any(p == ".." for p in parts) and anchor == "?":
-            return True
-        if any(secret_name(p) or _secret_dir(p) for p in parts if p != ".."):
-            return True
-        low = [p.lower() for p in parts]
-        if any(tuple(low[i:i + 2]) == pair for pair in _SECRET_PAIRS
-               for i in range(len(low) - 1)):
-            return True
-        if anchor == "/" and any(tuple(parts[:len(t)]) == t for t in _SECRET_ABS):
-            return True
-    return False
+    anchor, parts = normalise(path)
+    names = [p for p in parts if p != ".."]
+    if any(secret_name(p) or _secret_dir(p) for p in names):
+        return True
+    if any(could_be(a, pa) and could_be(b, pb) for pa, pb in _SECRET_PAIRS
+           for a, b in itertools.pairwise(names)):
+        return True
+    return anchor == "/" and any(
+        len(parts) >= len(t) and all(could_be(parts[k], t[k]) for k in range(len(t)))
+        for t in _SECRET_ABS)
 
 
 def wide_root(path: str) -> bool:
     """Would a recursive reader starting at ``path`` sweep a tree that holds secrets?"""
     if secret_path(path):
         return True
-    for anchor, parts in _expansions(path):
-        if anchor == "~" and not parts:
+    anchor, parts = normalise(path)
+    if anchor == "~" and not parts:
+        return True
+    if anchor in ("", "?") and all(p == ".." for p in parts) and (parts or anchor == "?"):
+        return True
+    if anchor != "/":
+        return False
+    if not parts:
+        return True
+    top = parts[0]
+    if any(could_be(top, h) for h in _HOMES) and len(parts) <= 2:
+        return True
+    if any(could_be(top, t) for t in _WIDE_TOPS):
+        if len(parts) == 1:
             return True
-        if anchor in ("", "?") and all(p == ".." for p in parts) and (parts or anchor == "?"):
-            return True
-        if anchor == "/":
-            if not parts:
-                return True
-            top = parts[0]
-            if top in _HOMES and len(parts) <= 2:
-                return True
-            if top in _WIDE_TOPS and (len(parts) == 1 or parts[:2] in (["var", "run"],
-                                                                         ["private", "var"],
-                                                                         ["private", "etc"])):
-                return True
+        return len(parts) == 2 and any(could_be(top, a) and could_be(parts[1], b)
+                                       for a, b in _WIDE_PAIRS)
     return False
 
 
@@ -233,17 +327,18 @@ def _quoted(pattern: str) -> str:
 
 def grep_excludes() -> str:
     """``--exclude``/``--exclude-dir`` options for ``grep -r`` (GNU and BSD grep)."""
-    files = " ".join(f"--exclude={_quoted(p)}" for p in SECRET_NAMES)
+    files = " ".join(f"--exclude={_quoted(p)}" for p in SECRET_NAMES + SECRET_WORDS)
     dirs = " ".join(f"--exclude-dir={_quoted(p)}" for p in SECRET_DIRS)
     return f"{files} {dirs}"
 
 
 def rg_excludes() -> str:
     """``--iglob '!…'`` options for ripgrep (names and whole directories, any case)."""
-    return " ".join(f"--iglob={_quoted('!' + p)}" for p in SECRET_NAMES + SECRET_DIRS)
+    return " ".join(f"--iglob={_quoted('!' + p)}"
+                    for p in SECRET_NAMES + SECRET_WORDS + SECRET_DIRS)
 
 
 def diff_excludes() -> str:
     """``--no-dereference`` and ``-x`` options for ``diff -r`` (GNU diff)."""
     return "--no-dereference " + " ".join(f"--exclude={_quoted(p)}"
-                                           for p in SECRET_NAMES + SECRET_DIRS)
+                                           for p in SECRET_NAMES + SECRET_WORDS + SECRET_DIRS)
