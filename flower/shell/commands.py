@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING
 
 from flower.shell import programs, secrets
 from flower.shell.lexer import Refused, Word
-from flower.shell.options import Spec, parse
+from flower.shell.options import Parsed, Spec, parse
 
 if TYPE_CHECKING:
     from flower.shell.git import GitUse
@@ -94,6 +94,23 @@ class Ctx:
     def insert_at_end(self, text: str) -> None:
         end = self.words[-1].end if self.words else self.verb.end
         self.use.inserts.append((end, " " + text))
+
+    def insert_last_option(self, p: Parsed, text: str) -> None:
+        """Insert options so they come after every option the model gave: before the first
+        operand (or ``--``). grep's ``--include``/``--exclude`` and rg's globs are decided
+        by the *last* one that matches, so ours must come last; options after an operand
+        (GNU argument permutation) are refused, BSD grep would read them as files."""
+        args = self.args
+        cut = args.index("--") if "--" in args else len(args)
+        if p.operand_index:
+            cut = min(cut, p.operand_index[0])
+        operands = set(p.operand_index)
+        if any(i not in operands for i in range(cut, len(args)) if args[i] != "--"):
+            raise Refused(f"{self.verb.text}: options after the first operand")
+        if cut < len(args):
+            self.use.inserts.append((self.words[cut].start, text + " "))
+        else:
+            self.insert_at_end(text)
 
     def stdin(self, files: Sequence[str]) -> None:
         """A filter with no file operand (or ``-``) reads stdin: only when a pipe feeds it."""
@@ -391,7 +408,7 @@ def _grep(c: Ctx) -> None:
         ops = ops[1:]
     if p.has("-r", "--recursive"):
         c.root(ops or ["."])
-        c.insert_after_verb(secrets.grep_excludes())
+        c.insert_last_option(p, secrets.grep_excludes())
     else:
         c.stdin(ops)
         c.read(ops)
@@ -405,14 +422,17 @@ _RG = Spec("cFiIlnNoqsSUvwxHp0bPu", "eABCgjmMrtTE",
            "stats trim files type-list byte-offset null pretty crlf no-messages pcre2",
            "regexp after-context before-context context glob iglob threads max-count "
            "max-columns replace type type-not encoding max-depth max-filesize sort sortr "
-           "type-add field-match-separator field-context-separator", "color colors")
+           "field-match-separator field-context-separator", "color colors")
 
 
 def _rg(c: Ctx) -> None:
     """ripgrep: no ``--pre``/``-z``/``--hostname-bin`` (run programs), no ``--hidden``/
-    ``-uu`` (dotfiles), no ``-L``/``--follow`` (symlinks out of the tree); it always
-    sweeps, so its paths are roots, and secret names are excluded at run time."""
+    ``-uu`` (dotfiles), no ``-L``/``--follow`` (symlinks out of the tree), no including
+    ``-g`` glob or ``--type-add`` (a later glob would win over the runner's exclusions);
+    it always sweeps, so its paths are roots, and secret names are excluded at run time."""
     p = parse(_RG, c.args, "rg")
+    if any(not g.startswith("!") for g in p.values("-g", "--glob", "--iglob")):
+        raise Refused("rg glob that includes files (only !exclusions)")
     if p.count("-u") > 1:
         raise Refused("rg -uu searches hidden files")
     ops = p.operands
@@ -421,7 +441,7 @@ def _rg(c: Ctx) -> None:
             raise Refused("rg without a pattern")
         ops = ops[1:]
     c.root(ops or ["."])
-    c.insert_after_verb(secrets.rg_excludes())
+    c.insert_last_option(p, secrets.rg_excludes())
 
 
 def _tr(c: Ctx) -> None:
@@ -459,18 +479,16 @@ _DIFF = Spec("qsyiEZbwBaNtTpurdPcu", "UCFIWx",
 
 def _diff(c: Ctx) -> None:
     """No ``-l``/``--paginate`` (runs pr), no ``-X``/``--exclude-from`` (reads a file), no
-    ``--from-file``/``--to-file``/``-S`` (more operands in disguise). ``diff -r`` sweeps
-    both trees: they follow the recursion rule, and run without following symlinks and
-    with secret names excluded."""
+    ``--from-file``/``--to-file``/``-S`` (more operands in disguise). Either operand may be
+    a directory — compared file by file, with ``-N`` printing files the other side lacks,
+    even without ``-r`` — so both are sweeps: they follow the recursion rule, and diff runs
+    without following symlinks and with secret names excluded."""
     p = parse(_DIFF, c.args, "diff")
     ops = p.operands
     if len(ops) != 2 or ("-" in ops and not c.piped):
         raise Refused("diff needs two files")
-    if p.has("-r", "--recursive"):
-        c.root(ops)
-        c.insert_after_verb(secrets.diff_excludes())
-    else:
-        c.read(ops)
+    c.root([o for o in ops if o != "-"])
+    c.insert_after_verb(secrets.diff_excludes())
 
 
 def _uniq(c: Ctx) -> None:

@@ -38,7 +38,8 @@ from flower.shell import secrets
 from flower.shell.lexer import Refused, Word
 from flower.shell.options import Parsed, Spec, parse
 
-__all__ = ["DISABLING", "HARDENING", "SUB_HARDENING", "check_git", "disabling_setting"]
+__all__ = ["DISABLING", "HARDENING", "PATHSPEC_EXCLUDES", "SUB_HARDENING", "check_git",
+           "disabling_setting"]
 
 #: ``-c key=value`` settings a glance may carry (lower-case keys): each switches a program
 #: off. The glance runner adds them all; the model may write them too.
@@ -64,6 +65,21 @@ _PATCH_OFF = "--no-ext-diff --no-textconv --ignore-submodules=all"
 SUB_HARDENING = {"status": "--ignore-submodules=all", "diff": _PATCH_OFF, "log": _PATCH_OFF,
                  "show": _PATCH_OFF, "stash list": _PATCH_OFF, "reflog": _PATCH_OFF,
                  "blame": "--no-textconv"}
+_PATCHY = {"-p", "-u", "--patch", "-U", "--unified", "--word-diff", "--color-words", "-W",
+           "--function-context", "--cc", "-c", "--binary", "--full-diff"}
+
+
+def _pathspec_excludes() -> str:
+    """Exclude pathspecs for every secret name and tree: a patch never shows a committed
+    ``.env`` or key. (Magic pathspecs need no ``--``, so they can always go last.)"""
+    pats = [f"**/{p}" for p in secrets.SECRET_NAMES + secrets.SECRET_WORDS]
+    pats += [f"**/{d}/**" for d in secrets.SECRET_DIRS] + ["**/.git/config"]
+    return " ".join(f"':(exclude,glob,icase){p}'" for p in pats)
+
+
+#: Appended to patch-producing commands by the runner.
+PATHSPEC_EXCLUDES = _pathspec_excludes()
+_EXCLUDE_MAGIC = re.compile(r":(!|\^|\((\w+,)*exclude(,\w+)*\))")
 _GLOBAL_FLAGS = {"--no-pager", "-P", "--no-optional-locks", "--no-replace-objects",
                  "--literal-pathspecs", "--glob-pathspecs", "--noglob-pathspecs",
                  "--icase-pathspecs"}
@@ -85,6 +101,7 @@ class GitUse:
     sub: str
     sub_at: int
     redact_at: int | None = None  # ``git remote -v``: URLs piped through a redacting sed
+    excludes_at: int | None = None  # patches: secret paths excluded by pathspec
 
 
 # --------------------------------------------------------------------------- grammar
@@ -175,8 +192,8 @@ def _operands(ops: list[str]) -> None:
     """Revisions and pathspecs: inside the repository, never a credential file (globs
     count as every name they could match)."""
     for op in ops:
-        if op.startswith(":/"):
-            continue  # a commit found by the text of its message
+        if op.startswith(":/") or _EXCLUDE_MAGIC.match(op):
+            continue  # a commit found by the text of its message; a path left out
         path = op.split(":", 1)[1] if ":" in op and not op.startswith(":(") else op
         if path.startswith(("/", "~")) or ".." in path.split("/"):
             raise Refused(f"git path outside the repository ({op})")
@@ -281,7 +298,8 @@ def check_git(verb: Word, words: list[Word]) -> GitUse:
         if any(v != "all" for o, v in p.opts if o == "--ignore-submodules"):
             raise Refused("git --ignore-submodules other than =all recurses into submodules")
         _SUBS["log"][1](p)
-        return GitUse(verb.end, sub, sub_word.end)
+        return GitUse(verb.end, sub, sub_word.end,
+                      excludes_at=words[-1].end if p.has(*_PATCHY) else None)
     if sub == "worktree":
         if not rest or rest[0] != "list":
             raise Refused("only git worktree list")
@@ -306,7 +324,8 @@ def check_git(verb: Word, words: list[Word]) -> GitUse:
     if sub == "hash-object" and not p.has("--no-filters"):
         raise Refused("git hash-object: add --no-filters")
     check(p)
-    return GitUse(verb.end, sub, sub_word.end)
+    patch = sub in ("diff", "show") or (sub in ("log", "reflog") and p.has(*_PATCHY))
+    return GitUse(verb.end, sub, sub_word.end, excludes_at=words[-1].end if patch else None)
 
 
 _CONFIG_SAFE_KEY = re.compile(

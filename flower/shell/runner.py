@@ -187,11 +187,16 @@ def _inserts(uses: Sequence[Use], cwd: str, places: Places) -> list[tuple[int, s
             out.append((g.sub_at, " " + git.SUB_HARDENING[g.sub]))
         if g.redact_at is not None:
             out.append((g.redact_at, " " + _REDACT))
+        if g.excludes_at is not None:
+            out.append((g.excludes_at, " " + git.PATHSPEC_EXCLUDES))
     return out
 
 
 def _splice(cmd: str, inserts: list[tuple[int, str]]) -> str:
-    for pos, text in sorted(inserts, key=lambda x: x[0], reverse=True):
+    """Insert every text at its offset; texts at the same offset keep their listed order."""
+    order = sorted(range(len(inserts)), key=lambda k: (inserts[k][0], k), reverse=True)
+    for k in order:
+        pos, text = inserts[k]
         cmd = cmd[:pos] + text + cmd[pos:]
     return cmd
 

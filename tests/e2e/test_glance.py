@@ -30,7 +30,8 @@ S_PROJECT = "glance-secret-project-7f3a"  # <workspace>/.env
 S_FLOWER = "glance-secret-flower-9b1c"  # ~/.config/flower/.env
 S_CLAUDE = "glance-secret-claude-c4d2"  # ~/.claude/settings.json
 S_REMOTE = "glance-secret-remote-5e6f"  # token inside the origin URL
-SECRETS = (S_PROJECT, S_FLOWER, S_CLAUDE, S_REMOTE)
+S_COMMITTED = "glance-secret-committed-0a9b"  # deploy/prod.env, committed by mistake
+SECRETS = (S_PROJECT, S_FLOWER, S_CLAUDE, S_REMOTE, S_COMMITTED)
 
 # (class, commands): each command is refused — by the predicate or, for the last ones of a
 # class, only once the runner looks at the real file system
@@ -84,6 +85,8 @@ GLANCES: list[tuple[str, str]] = [
     ("du -sh src", "src"), ("df -h .", "/"), ("stat README.md", "README.md"),
     ("file README.md", "text"), ("ps aux", "PID"), ("python3 --version", "Python 3"),
     ("git --version", "git version"), ("grep -rn PLANTED .", ""),
+    ("grep -rn --include=.env --include='*.env' PLANTED .", ""),
+    ("git log -p -1", "GLANCE-MARK"), ("git log --stat -1", "prod.env"),
 ]
 
 
@@ -112,6 +115,8 @@ def _hostile(ws: Path, home: Path, marks: Path) -> None:
     (ws / ".gitattributes").write_text("*.py filter=evil diff=evil\n*.md diff=evil\n")
     (ws / "src").mkdir()
     (ws / "src" / "mark.txt").write_text("GLANCE-MARK in src\n")
+    (ws / "deploy").mkdir()
+    (ws / "deploy" / "prod.env").write_text(f"PLANTED_COMMITTED={S_COMMITTED}\n")
     _sh("git", "init", "-q", "-b", "main", cwd=ws)
     for k, v in (("user.email", "t@e.st"), ("user.name", "t"), ("commit.gpgsign", "false")):
         _sh("git", "config", k, v, cwd=ws)

@@ -42,7 +42,9 @@ BYPASSES = {
         "diff -rN ~/.config/flower empty", "diff -r / other", "find ~ -name '*.env'",
         "find / -name x", "find ~/.ssh", "rg KEY ~", "rg x /", "grep -R x .",
         "grep --dereference-recursive x .", "grep -r --include='*.env' KEY ~",
-        "grep -r --exclude=x KEY /", "grep -d recurse x ~", "rg -L x src", "rg --follow x ."],
+        "grep -r --exclude=x KEY /", "grep -d recurse x ~", "rg -L x src", "rg --follow x .",
+        "diff -N ~/.config/flower empty", "diff ~/.ssh empty", "diff -N / empty",
+        "grep -rn x . --include=.env", "rg -g '*.env' x", "rg --type-add 'e:*.env' -te x"],
     "/proc and /sys by any spelling": [
         "cat /proc/self/environ", "cat //proc/self/environ", "cat /./proc/1/environ",
         "cat /proc/../proc/self/environ", "grep -r --include=environ x /proc/self/../self/",

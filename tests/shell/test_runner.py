@@ -13,6 +13,9 @@ from flower.shell import GLANCE_SECONDS, OUTPUT_CAP, Refused, is_ephemeral, prep
 from flower.shell import runner as runner_module
 from flower.shell.bound import NOTE_CAPPED, NOTE_KILLED, unwrap, wrap
 
+from .test_commands import GLANCES as COMMAND_GLANCES
+from .test_git import GLANCES as GIT_GLANCES
+
 PLANTED = "planted-secret-4711"
 
 
@@ -54,7 +57,8 @@ def test_the_prepared_command_is_a_glance_wrapping_the_original(ws: Path,
                                                                 env: dict[str, str]) -> None:
     out = prepare_glance("cat README.md", str(ws), env)
     assert unwrap(out) == "cat README.md" and is_ephemeral(out)
-    assert prepare_glance(out, str(ws), env) == out  # idempotent
+    again = prepare_glance(out, str(ws), env)  # prepared from what it wraps: bounded once
+    assert again == out and unwrap(unwrap(again) or "") is None
     assert glance("cat README.md", ws, env).stdout == "hello\n"
 
 
@@ -99,6 +103,17 @@ def test_relative_climbs_are_resolved_against_the_real_cwd(ws: Path,
     assert "a.py:1:" in glance("grep -rn x ../../src", deep, env).stdout  # the workspace
 
 
+def test_a_directory_diff_never_prints_a_secret(ws: Path, env: dict[str, str]) -> None:
+    """``diff -N dir empty`` prints every file of ``dir``, no ``-r`` needed."""
+    (ws / ".env").write_text(f"{PLANTED}\n")
+    (ws / "empty").mkdir()
+    out = glance("diff -N . empty", ws, env).stdout
+    assert "README.md" in out and PLANTED not in out, out
+    (ws / "notes").symlink_to(Path(env["HOME"]) / ".config" / "flower")
+    with pytest.raises(Refused):
+        prepare_glance("diff -N notes empty", str(ws), env)
+
+
 def test_recursive_reads_skip_secret_names_in_the_tree(ws: Path, env: dict[str, str]) -> None:
     for rel in (".env", "src/prod.env", "src/.env.local", "key.pem", "src/id_rsa",
                 ".ssh/config", ".config/x.txt", "deep/credentials.json", "my_secret.txt"):
@@ -111,6 +126,38 @@ def test_recursive_reads_skip_secret_names_in_the_tree(ws: Path, env: dict[str, 
     other.mkdir()
     out = glance("diff -r . ../other", ws, env).stdout
     assert "plain.txt" in out and ".env" not in out and "key.pem" not in out, out
+
+
+def test_a_recursive_grep_cannot_include_secrets_back(ws: Path, env: dict[str, str]) -> None:
+    """grep decides --include/--exclude by the last match: the runner's come last."""
+    (ws / ".env").write_text(f"{PLANTED}\n")
+    (ws / "src" / "x.txt").write_text(f"{PLANTED}\n")
+    for cmd in (f"grep -rn --include=.env {PLANTED} .", f"grep -rn --include='*' {PLANTED} .",
+                f"grep -r -e {PLANTED} --include=.env -- ."):
+        out = glance(cmd, ws, env).stdout
+        assert ".env" not in out, (cmd, out)
+    assert "src/x.txt" in glance(f"grep -rn --include='*.txt' {PLANTED} .", ws, env).stdout
+    assert not is_ephemeral(f"grep -rn {PLANTED} . --include=.env")  # after an operand
+
+
+def test_patches_never_show_a_committed_secret(tmp_path: Path, env: dict[str, str]) -> None:
+    repo = tmp_path / "r"
+    (repo / "deploy").mkdir(parents=True)
+    git(repo, "init", "-q")
+    (repo / "deploy" / "prod.env").write_text(f"KEY={PLANTED}\n")
+    (repo / "id_rsa").write_text(f"{PLANTED}\n")
+    (repo / "a.py").write_text("x = 1\n")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "one")
+    (repo / "deploy" / "prod.env").write_text(f"KEY={PLANTED}-2\n")
+    (repo / "a.py").write_text("x = 2\n")
+    for cmd in ("git show", "git show HEAD --stat", "git log -p", "git diff", "git diff HEAD",
+                "git log -p -- deploy", "git show HEAD -- deploy a.py"):
+        assert is_ephemeral(cmd), cmd
+        res = glance(cmd, repo, env)
+        assert res.returncode == 0 and PLANTED not in res.stdout, (cmd, res.stdout)
+    assert "x = 2" in glance("git diff", repo, env).stdout
+    assert "prod.env" in glance("git log --stat -1", repo, env).stdout  # names still listed
 
 
 def _hostile_repo(repo: Path, marks: Path) -> None:
@@ -241,3 +288,29 @@ def test_no_timeout_program_means_no_glance(ws: Path, env: dict[str, str],
 ])
 def test_only_the_exact_bounded_form_is_recognised(cmd: str) -> None:
     assert not is_ephemeral(cmd), cmd
+
+
+def test_expiry_names_the_command_the_model_wrote(ws: Path, env: dict[str, str]) -> None:
+    """Whichever form a transcript kept, it expires, under the model's own words."""
+    from flower.stores.trim import EphemeralPolicy
+
+    out = prepare_glance("cat README.md", str(ws), env)
+    assert is_ephemeral(out)
+    assert EphemeralPolicy().placeholder(out, 3).startswith("[`cat README.md` 的结果已过期")
+
+
+@pytest.fixture(scope="module")
+def scratch_repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    repo = tmp_path_factory.mktemp("glances")
+    git(repo, "init", "-q")
+    (repo / "a.py").write_text("x = 1\n")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "one")
+    return repo
+
+
+@pytest.mark.parametrize("cmd", sorted(set(COMMAND_GLANCES + GIT_GLANCES)))
+def test_every_glance_prepares_into_a_glance(scratch_repo: Path, cmd: str) -> None:
+    """What runs is itself accepted: expiry agrees whichever form a transcript keeps."""
+    out = prepare_glance(cmd, str(scratch_repo))
+    assert is_ephemeral(out) and unwrap(out) is not None
