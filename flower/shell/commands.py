@@ -88,9 +88,6 @@ class Ctx:
     def insert_after_verb(self, text: str) -> None:
         self.use.inserts.append((self.verb.end, " " + text))
 
-    def insert_after(self, index: int, text: str) -> None:
-        self.use.inserts.append((self.words[index].end, " " + text))
-
     def insert_at_end(self, text: str) -> None:
         end = self.words[-1].end if self.words else self.verb.end
         self.use.inserts.append((end, " " + text))

@@ -102,6 +102,9 @@ class GitUse:
     sub_at: int
     redact_at: int | None = None  # ``git remote -v``: URLs piped through a redacting sed
     excludes_at: int | None = None  # patches: secret paths excluded by pathspec
+    # revisions the runner must resolve: a bare object id may name a blob (a committed
+    # secret, its id read off ``ls-files -s``), which no path rule can see
+    objects: tuple[str, ...] = ()
 
 
 # --------------------------------------------------------------------------- grammar
@@ -256,6 +259,7 @@ _SUBS: dict[str, tuple[Spec, GitCheck]] = {
     "check-ignore": (Spec("qvnz", "", "quiet verbose non-matching no-index"), _plain),
     "hash-object": (Spec("", "t", "no-filters literally"), _plain),
 }
+_SHOWS_OBJECTS = {"diff", "show", "log", "reflog", "cat-file"}
 _MAX_OPERANDS = {"cat-file": 2, "symbolic-ref": 1, "count-objects": 0}
 
 
@@ -325,7 +329,10 @@ def check_git(verb: Word, words: list[Word]) -> GitUse:
         raise Refused("git hash-object: add --no-filters")
     check(p)
     patch = sub in ("diff", "show") or (sub in ("log", "reflog") and p.has(*_PATCHY))
-    return GitUse(verb.end, sub, sub_word.end, excludes_at=words[-1].end if patch else None)
+    revs = tuple(o for o in p.operands[:p.before_dashes] if ":" not in o) \
+        if sub in _SHOWS_OBJECTS else ()
+    return GitUse(verb.end, sub, sub_word.end, excludes_at=words[-1].end if patch else None,
+                  objects=revs)
 
 
 _CONFIG_SAFE_KEY = re.compile(

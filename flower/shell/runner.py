@@ -162,6 +162,18 @@ def repo_filters(cwd: str, places: Places) -> list[str]:
     return names
 
 
+def check_objects(revs: Sequence[str], cwd: str) -> None:
+    """Refuse a revision that names a blob: ``git show <id>`` prints it whatever its path
+    (a committed ``.env`` whose id ``git ls-files -s`` shows). ``REV:path`` is not asked
+    here — its path was checked as a path."""
+    for rev in revs:
+        if rev.startswith("-") or rev in ("blob", "tree", "commit", "tag"):
+            continue
+        kind = _git(["cat-file", "-t", rev + "^{}"], cwd)
+        if kind.returncode == 0 and kind.stdout.strip() == "blob":
+            raise Refused(f"git {rev} is a file's contents, reached without its name")
+
+
 def _git_hardening(filters: Sequence[str]) -> str:
     offs = [shlex.quote(f"filter.{n}.{v}=") for n in filters for v in ("clean", "smudge",
                                                                          "process")]
@@ -180,6 +192,7 @@ def _inserts(uses: Sequence[Use], cwd: str, places: Places) -> list[tuple[int, s
         if g.sub:
             if filters is None:
                 filters = repo_filters(cwd, places)
+            check_objects(g.objects, cwd)
             out.append((g.globals_at, " " + _git_hardening(filters)))
         else:
             out.append((g.globals_at, " " + git.HARDENING))

@@ -269,6 +269,9 @@ async def test_glances_run_bounded_reach_the_model_and_expire_on_resume(
         killed, is_error = results[-1]
         assert NOTE_KILLED in killed and is_error, killed[:400]
         assert "background" not in killed
+        main = [q for q in fake.message_requests() if not q.agent_id]
+        took = main[-1].time - main[-2].time  # the wc call's turn, answer to next request
+        assert GLANCE_SECONDS - 1 < took < TOOL_TIMEOUT_MS / 1000, took
         survivors = subprocess.run(["pgrep", "-f", "huge.bin"], capture_output=True,
                                    text=True).stdout.split()
         assert not survivors

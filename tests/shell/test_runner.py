@@ -158,6 +158,17 @@ def test_patches_never_show_a_committed_secret(tmp_path: Path, env: dict[str, st
         assert res.returncode == 0 and PLANTED not in res.stdout, (cmd, res.stdout)
     assert "x = 2" in glance("git diff", repo, env).stdout
     assert "prod.env" in glance("git log --stat -1", repo, env).stdout  # names still listed
+    # its object id is no way round: a bare id naming a blob is refused
+    blob = git(repo, "rev-parse", "HEAD:deploy/prod.env").strip()
+    git(repo, "tag", "t-blob", blob)
+    for cmd in (f"git show {blob}", f"git show {blob[:10]}", f"git cat-file -p {blob}",
+                f"git diff {blob} {blob}", "git show t-blob", f"git log -p {blob}"):
+        assert is_ephemeral(cmd), cmd
+        with pytest.raises(Refused, match="contents"):
+            prepare_glance(cmd, str(repo), env)
+    assert "one" in glance("git show HEAD --stat", repo, env).stdout
+    tree = git(repo, "rev-parse", "HEAD^{tree}").strip()
+    assert "deploy" in glance(f"git cat-file -p {tree}", repo, env).stdout  # names only
 
 
 def _hostile_repo(repo: Path, marks: Path) -> None:
