@@ -4,9 +4,9 @@ Everything here is lexical — it looks at the path as written, after folding ``
 and ``..`` the way the kernel would. A glob in any component counts as every name it could
 match: ``globs_meet`` decides exactly whether it shares a name with a secret pattern
 (with bash's rule that ``*`` never matches a leading dot); for ``SECRET_WORDS`` it is held
-to the names it spells. The glance runner repeats the same checks on the resolved path (symlinks, the real
-working directory, the real home) before a command runs, because only there can
-``../../proc`` or a symlink named ``notes`` be seen for what they are.
+to the names it spells. The glance runner repeats the same checks on the resolved path
+(symlinks, the real working directory, the real home) before a command runs, because only
+there can ``../../proc`` or a symlink named ``notes`` be seen for what they are.
 
 Three verdicts:
 
