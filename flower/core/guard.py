@@ -12,7 +12,9 @@ attempt:
 * ``delegate_guard`` — a coordinator dispatches, it does not work. Its own hands-on calls
   are denied, except a *glance*: a Bash command that ``is_ephemeral`` accepts — the very
   predicate the store uses to expire such results, so what may run is exactly what goes
-  stale.
+  stale. A glance does not run as written: ``flower.shell.prepare_glance`` checks its
+  paths on the real file system, switches off what the repository could make git run, and
+  bounds it (killed after a few seconds, output capped, never backgrounded).
 * ``dispatch_guard`` — every ``Agent`` call runs in the foreground (the CLI backgrounds
   subagents by default, which would end a coordinator's step before its workers report),
   and isolated roles get ``isolation="worktree"``. One hook does both, because two hooks
@@ -27,12 +29,13 @@ not. Role walls apply to the main thread only — subagents get their tools from
 from __future__ import annotations
 
 import contextlib
+import logging
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from flower import texts
-from flower.stores.ephemeral import is_ephemeral
+from flower.shell import TOOL_TIMEOUT_MS, Refused, is_ephemeral, prepare_glance
 
 if TYPE_CHECKING:
     from claude_agent_sdk import HookMatcher
@@ -40,6 +43,7 @@ if TYPE_CHECKING:
     from flower.core.agent import AgentSpec
     from flower.core.workbench import Workbench
 
+log = logging.getLogger(__name__)
 Hook = Callable[[dict[str, Any], "str | None", Any], Any]
 HookMap = dict[str, list[Any]]
 
@@ -122,8 +126,9 @@ def delegate_guard(*, tools: str = HANDS_ON, allow_glance: bool = False,
     """A coordinator's wall: its own hands-on calls are denied with directions to dispatch.
 
     With ``allow_glance`` a Bash command that ``is_ephemeral`` accepts passes — in the
-    foreground only (a backgrounded glance would report after the step moved on). ``also``
-    walls more tools the same way (the read tools of a ``coordinator(can_read=False)``).
+    foreground only (a backgrounded glance would report after the step moved on), and
+    rewritten by ``glance_input``. ``also`` walls more tools the same way (the read tools of
+    a ``coordinator(can_read=False)``).
     """
     guarded = set(_names(tools)) | {"Workflow"} | set(also)
     glance = texts.DENY_DELEGATE_GLANCE if allow_glance else ""
@@ -140,10 +145,32 @@ def delegate_guard(*, tools: str = HANDS_ON, allow_glance: bool = False,
         if allow_glance and tool == "Bash" and is_ephemeral(str(tool_input.get("command", ""))):
             if tool_input.get("run_in_background"):
                 return _deny(texts.DENY_GLANCE_BACKGROUND)
-            return {}
+            updated = glance_input(tool_input, data.get("cwd"))
+            if updated is not None:
+                return {"hookSpecificOutput": {"hookEventName": "PreToolUse",
+                                               "permissionDecision": "allow",
+                                               "updatedInput": updated}}
         return _deny(texts.DENY_DELEGATE.format(tool=tool, artifacts=artifacts, glance=glance))
 
     return _matcher("|".join(sorted(guarded)), hook)
+
+
+def glance_input(tool_input: dict[str, Any], cwd: str | None) -> dict[str, Any] | None:
+    """The Bash input a glance really runs with, or None if the real file system shows it
+    is not one after all (a symlink into ``~/.config``, ``../../proc``, a dotfiles repo).
+
+    The command is bounded and hardened (``prepare_glance``); the tool's own ``timeout``
+    is set well after the command's own kill, so the CLI never moves a glance to the
+    background; the sandbox cannot be switched off for it.
+    """
+    try:
+        command = prepare_glance(str(tool_input.get("command", "")), cwd)
+    except Refused as exc:
+        log.info("glance refused at run time: %s", exc)
+        return None
+    updated = {k: v for k, v in tool_input.items() if k != "dangerouslyDisableSandbox"}
+    updated.update(command=command, timeout=TOOL_TIMEOUT_MS, run_in_background=False)
+    return updated
 
 
 # ------------------------------------------------------------------ dispatch

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
-from flower.stores.ephemeral import is_ephemeral
+from flower.shell import is_ephemeral
 
 __all__ = [
     "Scan",

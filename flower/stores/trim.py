@@ -9,7 +9,7 @@ Neither imports this module, so importing it starts no circle.
 
 from __future__ import annotations
 
-from flower.stores.ephemeral import is_ephemeral
+from flower.shell import is_ephemeral
 from flower.stores.layered import TrimmingSessionStore
 from flower.stores.trimming import EphemeralPolicy, TrimPolicy, trim_report
 

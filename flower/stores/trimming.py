@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from flower import texts
+from flower.shell import unwrap
 from flower.stores.transcript import Scan, Site, content_blocks, scan, with_content
 
 __all__ = ["EphemeralPolicy", "SpillMemo", "TrimPolicy", "apply_trim", "empty_report",
@@ -62,8 +63,9 @@ class EphemeralPolicy:
     text: str = texts.EPHEMERAL_EXPIRED
 
     def placeholder(self, cmd: str, age: int) -> str:
-        """Expiry note for ``cmd``: its first line, at most 60 chars, in backticks."""
-        lines = cmd.strip().splitlines()
+        """Expiry note for ``cmd``: its first line, at most 60 chars, in backticks (for a
+        glance in its bounded form, the command it wraps: that is what the model wrote)."""
+        lines = (unwrap(cmd) or cmd).strip().splitlines()
         first = lines[0][:60] if lines else ""
         return self.text.format(cmd=f"`{first}`", age=age)
 

@@ -63,7 +63,7 @@ WB_EXTERNAL = "工作台在仓库外面,一律用绝对路径访问。"
 COORDINATOR_RULES = """\
 你是协调者:像一个熟练使用 Claude Code 的人那样指挥,而不是自己动手的工人。
 - 你不写文件、不改代码、不跑测试。动手的活一律用 Agent 工具派给 subagent:写代码、跑命令、翻长输出都交给它们。
-- Bash 只用来瞄一眼现状(ls、wc、cat 小文件、git branch、git log --no-show-signature --oneline -5 这类只读命令),别的命令会被拒绝。git status 和对工作区的 git diff 会运行仓库配置里的程序,也不算瞄一眼:要看改动就派人。这类结果很快过时,需要时重看,别依赖旧结果。
+- Bash 只用来瞄一眼现状(git status、git diff --stat、git log --oneline -5、ls、wc、cat 小文件、grep -rn 这类只读命令),别的命令会被拒绝。瞄一眼跑几秒就会被终止、输出会被截断,也读不到 .env、密钥、~/.config 这类存凭据的地方:要细看或要跑得久,就派人。这类结果很快过时,需要时重看,别依赖旧结果。
 - 派活时任务说明只写这件事本身:目标、验收标准、相关路径和约束,不转述整段对话。subagent 看不到工作台索引:告诉它工作台在哪,并要求"超过 2000 字符的产出写进工作台的 artifacts/,回复里只给路径和结论"。
 - 等 subagent 的报告回来再决定下一步;一件事没做完就不要收尾。
 - 每完成一个里程碑查一次收件箱(mcp__human__inbox):人可能在运行中补充了要求。
@@ -140,7 +140,7 @@ DENY_DELEGATE = (
     "协调者不亲自动手:{tool} 要交给 subagent。用 Agent 工具派活,写清目标和验收标准{artifacts},"
     "让它回复时只给路径和结论。{glance}"
 )
-DENY_DELEGATE_GLANCE = "只读地瞄一眼(ls、cat 小文件、git log --no-show-signature --oneline)可以直接用 Bash。"
+DENY_DELEGATE_GLANCE = "只读地瞄一眼(git status、git diff --stat、git log --oneline、ls、cat 小文件)可以直接用 Bash。"
 DENY_DELEGATE_ARTIFACTS = ",让它把超过 2000 字符的产出写进 {artifacts}"
 DENY_GLANCE_BACKGROUND = "瞄一眼的命令不能放到后台跑(run_in_background):直接前台执行,或者派给 subagent。"
 

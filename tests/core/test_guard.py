@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import hashlib
+import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -45,6 +46,7 @@ from flower.core.guard import (
 )
 from flower.core.roles import clarify, coordinator, judge, oracle, worker
 from flower.core.workbench import Workbench
+from flower.shell import TOOL_TIMEOUT_MS, is_ephemeral, unwrap
 
 GUARDED = HANDS_ON.split("|") + DISPATCH.split("|")
 SUB = "a1b2c3"  # any agent_id: the call comes from a subagent
@@ -75,6 +77,28 @@ def denied(out: dict) -> bool:
 
 def bash(cmd: str, **extra: Any) -> dict:
     return {"command": cmd, **extra}
+
+
+def glanced(out: dict, cmd: str) -> dict:
+    """The hook let glance ``cmd`` run — bounded, in the foreground, as a rewrite of ``cmd``
+    that is itself a glance (so expiry agrees whichever form a transcript keeps)."""
+    assert decision(out) == "allow", out
+    new = out["hookSpecificOutput"]["updatedInput"]
+    inner = unwrap(new["command"])
+    assert inner is not None and is_ephemeral(new["command"]) and is_ephemeral(inner), new
+    assert new["timeout"] == TOOL_TIMEOUT_MS and new["run_in_background"] is False
+    assert cmd.split()[0] in inner
+    return new
+
+
+@pytest.fixture(autouse=True)
+def in_a_repo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Every hook call runs in a scratch git repository (glances of git need one)."""
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    monkeypatch.chdir(repo)
+    return repo
 
 
 @pytest.fixture
@@ -183,7 +207,7 @@ def test_delegate_lets_subagents_work(tool: str) -> None:
 
 @pytest.mark.parametrize("cmd", ALLOWED)
 def test_glance_runs_every_read_only_look(cmd: str) -> None:
-    assert call(delegate_guard(allow_glance=True), "Bash", bash(cmd)) == {}
+    glanced(call(delegate_guard(allow_glance=True), "Bash", bash(cmd)), cmd)
 
 
 @pytest.mark.parametrize("cmd", DENIED + MUTATING)
@@ -205,7 +229,28 @@ def test_glance_in_the_background_is_denied() -> None:
     guard = delegate_guard(allow_glance=True)
     assert reason(call(guard, "Bash", bash("git branch", run_in_background=True))) \
         == texts.DENY_GLANCE_BACKGROUND
-    assert call(guard, "Bash", bash("git branch", run_in_background=False)) == {}
+    glanced(call(guard, "Bash", bash("git branch", run_in_background=False)), "git branch")
+
+
+def test_glance_is_checked_again_on_the_real_file_system(in_a_repo: Path,
+                                                         tmp_path: Path) -> None:
+    """The text says ``cat notes``; the file system says it is flower's credential file."""
+    secret = tmp_path / "elsewhere" / ".config" / "flower" / ".env"
+    secret.parent.mkdir(parents=True)
+    secret.write_text("ANTHROPIC_API_KEY=sk-ant-planted\n")
+    (in_a_repo / "notes").symlink_to(secret)
+    (in_a_repo / "plain.txt").write_text("hello\n")
+    guard = delegate_guard(allow_glance=True)
+    assert is_ephemeral("cat notes")
+    assert reason(call(guard, "Bash", bash("cat notes"))) == texts.DENY_DELEGATE.format(
+        tool="Bash", artifacts="", glance=texts.DENY_DELEGATE_GLANCE)
+    glanced(call(guard, "Bash", bash("cat plain.txt")), "cat plain.txt")
+
+
+def test_a_glance_cannot_switch_the_sandbox_off() -> None:
+    new = glanced(call(delegate_guard(allow_glance=True), "Bash",
+                       bash("ls", dangerouslyDisableSandbox=True, description="look")), "ls")
+    assert "dangerouslyDisableSandbox" not in new and new["description"] == "look"
 
 
 @pytest.mark.parametrize("cmd", ["ls", "git branch", "pwd"])
@@ -578,7 +623,7 @@ def test_workbench_hooks_isolate_only_for_marked_agents(wb: Workbench) -> None:
 
 def test_workbench_hooks_pass_glance_and_threshold_through(wb: Workbench) -> None:
     hooks = workbench_hooks(wb, allow_glance=True, spill_threshold=100)
-    assert call(hooks["PreToolUse"][0], "Bash", bash("git branch")) == {}
+    glanced(call(hooks["PreToolUse"][0], "Bash", bash("git branch")), "git branch")
     assert "artifacts" in reason(call(hooks["PreToolUse"][0], "Write", {}))
     assert call(workbench_hooks(wb)["PreToolUse"][0], "Bash", bash("git branch")) != {}
     assert isinstance(shrunk(call(hooks["PostToolUse"][1], "Bash", bash("x"),
@@ -598,7 +643,7 @@ def test_coordinator_gets_delegate_and_dispatch_never_whitelist(wb: Workbench,
     assert matchers(hooks, "PostToolUse") == ([WRITE_ONLY, SPILL] if with_wb else [])
     wall, dispatch = hooks["PreToolUse"]
     assert denied(call(wall, "Write", {"file_path": "/x"}))  # walled with or without bench
-    assert call(wall, "Bash", bash("git branch")) == {}  # glance is on by default
+    glanced(call(wall, "Bash", bash("git branch")), "git branch")  # glance is on by default
     assert updated(call(dispatch, "Agent", agent_call()))["isolation"] == "worktree"
     assert ("artifacts" in reason(call(wall, "Edit", {}))) is with_wb
 

@@ -31,7 +31,7 @@ from flower.testing import FakeServer, Request, match, reply, tool_result_text, 
 
 QUICK = Resilience(base_delay=0.05, max_delay=0.2, probe_interval=0.2)
 CODER = "coder"
-# `git status` is not a glance: it runs clean filters from repo config (flower/stores/ephemeral.py)
+# any glance does; tests/e2e/test_glance.py runs them all (git status included)
 GIT_GLANCE = "git log --no-show-signature --oneline -3"
 
 

@@ -16,7 +16,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from flower.stores.ephemeral import _VERBS, is_ephemeral
+from flower.shell import prepare_glance
+from flower.shell.commands import VERBS as _VERBS
+from flower.shell.git import disabling_setting
+from flower.stores.ephemeral import is_ephemeral
 from flower.stores.trim import is_ephemeral as reexported
 
 ALLOWED = [
@@ -28,7 +31,7 @@ ALLOWED = [
     "git log -p --no-textconv --no-ext-diff --no-show-signature --oneline -2",
     "git branch", "git branch -a", "git branch -vv", "git branch --contains HEAD",
     "git branch --list 'feat*'", "git stash list --no-show-signature", "git worktree list",
-    "git remote", "git rev-parse HEAD", "git -C sub rev-parse --show-toplevel",
+    "git remote", "git rev-parse HEAD", "git rev-parse --show-toplevel",
     "git --no-pager log --no-show-signature --oneline -1", "git config --get user.name",
     "git -c core.fsmonitor= ls-files", "git -c core.fsmonitor= ls-files -s -o",
     "git reflog --no-show-signature -5", "git describe --always --tags",
@@ -40,12 +43,10 @@ ALLOWED = [
     "date", "date +%s", "date -d yesterday +%F", "whoami", "hostname", "id",
     "uname -a", "nproc",
     "ps aux", "ps aux | grep python", "ps -ef", "ps -o pid,comm -p 1", "ps axo pid,comm",
-    "pgrep -fl node", "lsof -i :8080", "ss -tlnp",
-    "docker ps -a", "docker images",
-    "docker stats --no-stream", "kubectl get pods -n x", "systemctl status nginx",
+    "pgrep -fl node", "lsof -i :8080", "ss -tlnp", "systemctl status nginx",
     "cat README.md", "head -50 a.log", "tail -n 20 a.log", "wc -l src/*.py", "stat a",
     "file a.bin", "find . -name '*.py'", "find . -type f -newer a", "tree -L 2",
-    "echo hi", "echo ---", "cat /proc/cpuinfo", "head -n 5 /proc/meminfo",
+    "echo hi", "echo ---",
     "which python", "whereis git", "command -v git", "type ls",
     "grep -rn TODO .", "rg -n foo src", "sort a | uniq -c | sort -rn | head",
     "cut -d: -f1 /etc/passwd", "jq .name package.json", "awk '{print $1}' a",
@@ -57,6 +58,22 @@ ALLOWED = [
     "ls &>/dev/null", "echo hi >&2", "git rev-parse HEAD && git branch", "ls; pwd",
     "ls || echo none", "ls\npwd", "LC_ALL=C sort a", "GIT_PAGER=cat git branch",
     "git branch \\\n  -a",
+    # the glances the design pages name, allowed again since the glance runner neutralises
+    # what the repository could make git run (flower/shell/git.py)
+    "git status", "git status --short", "git status -s", "git status -sb", "git status -b",
+    "git status --porcelain", "git status --porcelain=v2", "git status -uno",
+    "git status >/dev/null 2>&1", "git status && git diff --stat", "git status \\\n  --short",
+    "git -c core.fsmonitor= status", "git -c core.fsmonitor= --no-optional-locks status",
+    "git diff", "git diff --stat", "git diff --name-only", "git diff --name-status",
+    "git diff --cached", "git diff --staged", "git diff --stat HEAD~1", "git diff HEAD -- a.py",
+    "git log", "git log --oneline -20", "git log --format='%H %s' -3", "git --no-pager log -1",
+    "git log --oneline -5 2>&1 | head", "GIT_PAGER=cat git log -1", "git log -n 3",
+    "git log --pretty=oneline -2", "git log --graph --decorate --oneline -5",
+    "git log --stat -1", "git log -p -2", "git show --stat", "git show HEAD",
+    "git show HEAD~1", "git show -s HEAD", "git reflog -5", "git stash list", "git ls-files",
+    "git tag -l", "git remote -v", "git blame a.py", "git blame -L 1,5 a.py",
+    "git --version", "git version", "python3 --version", "node --version",
+    "find src -type f", "grep -rn TODO src", "head -n 5 a.log", "tail -n 5 a.log",
 ]
 
 # Allowed before the hardening, refused now on purpose (a wrong "no" costs one subagent
@@ -64,21 +81,15 @@ ALLOWED = [
 NOW_DENIED = [
     # clean/smudge filters from the repo's config run when git hashes work-tree files, and
     # no flag turns them off; core.fsmonitor and post-index-change hooks run as well
-    "git status", "git status --short", "git -C sub status", "git status >/dev/null 2>&1",
-    "git status && git diff --stat", "git status \\\n  --short",
-    "git -c core.fsmonitor= status", "git -c core.fsmonitor= --no-optional-locks status",
-    # work-tree diffs: clean filters, fsmonitor, diff.external, textconv
-    "git diff", "git diff --stat HEAD~1", "git blame -L 1,5 a.py",
-    # log.showSignature + gpg.program / format.pretty with %G? run a program
-    "git log --oneline -20", "git log --format='%H %s' -3", "git --no-pager log -1",
-    "git log --oneline -5 2>&1 | head", "GIT_PAGER=cat git log -1", "git reflog -5",
-    "git stash list",
-    # URLs often embed tokens
-    "git remote -v",
-    # index read without core.fsmonitor disabled runs the fsmonitor hook
-    "git ls-files",
+    "git -C sub status",
     # procps top creates ~/.config/procps even in batch mode (found by the shell-run oracle)
     "top -b -n 1 | head -20", "top -bn1",
+    # allowed before the glance runner, refused since: -C points git at another repository
+    # (whose filters are not switched off), docker contexts may be ssh:// hosts, kubectl
+    # runs exec credential plugins even for `get`, and nothing under /proc is read any more
+    "git -C sub rev-parse --show-toplevel", "docker ps -a", "docker images",
+    "docker stats --no-stream", "kubectl get pods -n x", "cat /proc/cpuinfo",
+    "head -n 5 /proc/meminfo",
 ]
 
 DENIED = [
@@ -226,19 +237,11 @@ RUNS_PROGRAMS = [
     "kubectl get pods --kubeconfig x", "kubectl get pods --kubeconfig=x",
     "kubectl --kubeconfig x get pods", "kubectl get pods --exec x", "kubectl get pods -o "
     "go-template-file=x", "less a", "more a", "man ls", "diff -l a b", "diff --paginate a b",
-    "file -z a", "git status", "git status --short", "git -c core.fsmonitor= status",
-    "git -c core.fsmonitor= --no-optional-locks status -s", "git diff", "git diff HEAD",
-    "git diff --stat HEAD~1", "git -c core.fsmonitor= diff --no-ext-diff --no-textconv",
-    "git -c core.fsmonitor= diff --cached", "git diff --cached --no-ext-diff --no-textconv",
-    "git blame a.py", "git log --oneline", "git log -1", "git show -s HEAD",
-    "git log --no-show-signature -1", "git log --no-show-signature --pretty=mine -1",
-    "git log --no-show-signature --format='%G? %s'", "git log --no-show-signature --oneline -p",
-    "git log --no-show-signature --oneline -S x", "git log --no-show-signature --oneline -Gx",
-    "git show --no-show-signature --oneline HEAD", "git show --oneline :/fix",
+    "file -z a", "git log --no-show-signature --pretty=mine -1",
+    "git log --no-show-signature --format='%G? %s'",
     "git log --show-signature --oneline", "git log --no-show-signature --oneline --ext-diff",
-    "git log --no-show-signature --oneline --textconv", "git ls-files",
-    "git ls-files -m", "git -c core.fsmonitor= ls-files -m", "git check-ignore x",
-    "git rev-parse :a.py", "git cat-file -p :a.py", "git cat-file --textconv HEAD:a",
+    "git log --no-show-signature --oneline --textconv",
+    "git ls-files -m", "git -c core.fsmonitor= ls-files -m", "git cat-file --textconv HEAD:a",
     "git cat-file --filters HEAD:a", "git hash-object a", "git describe --dirty",
     "git describe --broken", "git whatchanged -1", "git cherry", "git var -l",
     "git -c core.pager=sh branch", "git -c alias.x=!sh x", "git -c diff.external=sh branch",
@@ -269,7 +272,7 @@ SECRETS = [
     "cat .git/config", "git show HEAD:.env", "git cat-file -p HEAD:.env",
     "git log --no-show-signature --oneline -p --no-textconv --no-ext-diff -- .env",
     "cat .e*", "cat ./*", "cat ~/.ss*/id*", "grep -r KEY ~", "grep -r KEY /", "grep -rn x ..",
-    "rg -uu KEY", "rg --hidden KEY", "git remote -v", "git remote get-url origin",
+    "rg -uu KEY", "rg --hidden KEY", "git remote get-url origin",
     "git config --list", "git config -l", "git config --get remote.origin.url",
     "git config --get http.extraheader", "git config --get-regexp .", "kubectl get secrets",
     "kubectl get secret x -o yaml",
@@ -417,25 +420,24 @@ def test_awk_output_redirection_is_refused_wherever_it_hides(pre: str, stmt: str
                         "ls-files"]))
 def test_git_dash_c_only_takes_disabling_settings(key: str, value: str, rest: str) -> None:
     cmd = f"git -c {shlex.quote(key + '=' + value)} {rest}"
-    disabling = {"core.fsmonitor": {"", "false", "0", "no", "off"},
-                 "log.showsignature": {"false", "0", "no", "off"},
-                 "core.hookspath": {"/dev/null"}}
-    if value.lower() in disabling.get(key.lower(), set()):
+    if disabling_setting(key + "=" + value):
         return
     assert not is_ephemeral(cmd), cmd
 
 
 @settings(max_examples=300, deadline=None)
-@given(st.sampled_from(["status", "blame a.py", "diff", "diff HEAD", "diff HEAD -- a.py",
-                        "whatchanged", "cherry", "describe --dirty", "ls-files -m",
-                        "hash-object a"]),
+@given(st.sampled_from(["whatchanged", "cherry", "describe --dirty", "ls-files -m",
+                        "hash-object a", "status -v", "status --ignore-submodules=none",
+                        "diff --no-index a b", "diff --submodule=log", "diff --ext-diff",
+                        "blame --contents a a.py", "log --stdin"]),
        st.lists(st.sampled_from(["-c core.fsmonitor=", "--no-optional-locks", "--no-pager",
                                  "-c log.showSignature=false", "-c core.hooksPath=/dev/null",
                                  "-C sub"]), max_size=4),
-       st.lists(st.sampled_from(["--no-textconv", "--no-ext-diff", "--short", "-s",
-                                 "--stat", "-w"]), max_size=3))
-def test_git_verbs_that_hash_the_work_tree_are_refused_whatever_the_flags(
+       st.lists(st.sampled_from(["--no-textconv", "--no-ext-diff", "-w"]), max_size=3))
+def test_git_verbs_and_flags_the_runner_cannot_neutralise_are_refused(
         verb: str, glob: list[str], flags: list[str]) -> None:
+    """status/diff/blame are glances now (the runner switches filters, fsmonitor, hooks,
+    textconv and submodules off); these forms stay refused whatever else is given."""
     cmd = " ".join(["git", *glob, verb, *flags])
     assert not is_ephemeral(cmd), cmd
 
@@ -573,12 +575,17 @@ def hostile(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, dict[
     return root, repo, env
 
 
+def _prepared(cmd: str, repo: Path, env: dict[str, str]) -> str:
+    """What the coordinator's Bash tool runs for glance ``cmd`` (flower/shell/runner.py)."""
+    return prepare_glance(cmd, str(repo), env)
+
+
 def _assert_harmless(cmds: Sequence[str], root: Path, repo: Path,
                      env: dict[str, str]) -> None:
     before = _snapshot(root)
     for cmd in cmds:
         assert is_ephemeral(cmd), cmd
-        res = _run(cmd, repo, env)
+        res = _run(_prepared(cmd, repo, env), repo, env)
         assert res.returncode not in (124, 137, -9), f"did not finish: {cmd!r}"
         after = _snapshot(root)
         changed = sorted(k for k in before.keys() | after.keys()
@@ -598,25 +605,29 @@ def test_oracle_git_glances_run_nothing_from_a_hostile_repo_config(
     marks = root / "marks"
     gits = [c for c in ALLOWED if "git " in c]
     assert len(gits) >= 30
-    for cmd in gits:
-        _run(cmd, repo, env)
+    for n, cmd in enumerate(gits):
+        bump = _OLD + 1000 + n  # stat-dirty: git has to hash a.py (clean filter) again
+        os.utime(repo / "a.py", (bump, bump))
+        _run(_prepared(cmd, repo, env), repo, env)
         assert not list(marks.iterdir()), (cmd, sorted(p.name for p in marks.iterdir()))
-    # the harness itself works: what the predicate refuses really does run the hooks
+    # the harness itself works: run as written, these glances DO run the repo's programs
     controls = [("git status", "clean"), ("git -c core.fsmonitor= status", "clean"),
                 ("git ls-files", "fsmonitor"), ("git log -1", "gpg"),
                 ("git log --no-show-signature -1", "gpg"),
-                ("git log --no-show-signature --pretty=mine -1", "gpg"),
                 ("git log --no-show-signature --oneline -p -2", "textconv"),
                 ("git -c core.fsmonitor= diff --cached HEAD~2", "external"),
-                ("git hash-object a.py", "clean")]
+                ("git blame a.py", "clean")]
     for n, (cmd, mark) in enumerate(controls):
-        assert not is_ephemeral(cmd), cmd
+        assert is_ephemeral(cmd), cmd
         bump = _OLD + 100 + n  # stat-dirty again: the previous status refreshed the index
         os.utime(repo / "a.py", (bump, bump))
         _run(cmd, repo, env)
         assert (marks / mark).exists(), (cmd, mark)
         for p in marks.iterdir():
             p.unlink()
+    # ... and these stay refused: no flag can make them safe
+    for cmd in ("git log --no-show-signature --pretty=mine -1", "git hash-object a.py"):
+        assert not is_ephemeral(cmd), cmd
 
 
 _ORACLE_FILES = ["a", "b", "a.log", "a.py", "README.md", "src/a.py", "sub/c.txt", "f"]

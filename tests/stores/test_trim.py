@@ -87,7 +87,6 @@ def test_public_methods_never_mutate_their_input(ws: Path, tmp_path: Path) -> No
 async def test_ephemeral_results_expire_with_a_countdown(db: Path, ws: Path) -> None:
     c = Chain()
     c.prompt("go")
-    # (plain `git status` is no longer ephemeral: it can run repo-configured filters)
     cmds = ["git branch", "ls -la", "pwd && git log --no-show-signature --oneline -3",
             "git branch", "ps aux"]
     for i, cmd in enumerate(cmds):
@@ -204,9 +203,9 @@ async def test_recorded_transcript_spills_seq_and_expires_looks(db: Path, ws: Pa
     out = await store.load(key)
     text = json.dumps(out, ensure_ascii=False)
     assert "[`ls -la` 的结果已过期" in text
-    # plain `git status` is deliberately not ephemeral any more (it can run repo-configured
-    # clean filters and hooks), so it is neither a glance nor expired
-    assert "[`git status` 的结果已过期" not in text
+    # `git status` is a glance again (the glance runner switches off what the repository
+    # could make it run), so its old result expires like `ls -la`
+    assert "[`git status` 的结果已过期" in text
     assert "工具结果已归档" in text and store.last_report["cleared"] == 1
     assert len(out) == len(doc["main"])  # trim never removes entries
     assert [e.get("uuid") for e in out] == [e.get("uuid") for e in doc["main"]]
