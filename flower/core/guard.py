@@ -1,7 +1,7 @@
 """The hook layer: roles are enforced by the SDK's tool hooks, not by politeness.
 
-``allowed_tools`` only pre-approves; the bundled CLI offers *every* tool to every agent
-(sdk-notes §12), so a judge "without Bash" once ran Bash eleven times. What a role may do
+``allowed_tools`` only pre-approves; the bundled CLI offers *every* tool to every agent,
+so a judge "without Bash" once ran Bash eleven times. What a role may do
 is decided here, in PreToolUse hooks that the Runtime installs from the spec on every
 attempt:
 
@@ -197,7 +197,7 @@ def dispatch_guard(agents: dict[str, Any] | None = None, *, foreground: bool = T
 
     Foreground: the CLI runs subagents in the background by default; the coordinator then
     ends its turn "waiting", the step returns with its workers still running and their
-    reports are lost (sdk-notes §12). Setting ``run_in_background: false`` makes the
+    reports are lost. Setting ``run_in_background: false`` makes the
     ``Agent`` call return the worker's report, so a step ends only when its work is done.
     Isolation: a marked role gets ``isolation="worktree"`` unless the model chose a
     ``cwd`` or an ``isolation`` itself (the two are mutually exclusive; the model wins).
@@ -368,8 +368,8 @@ def role_hooks(spec: AgentSpec, *, workbench: Workbench | None = None,
                spill_threshold: int | None = 4000) -> HookMap:
     """Every hook the Runtime installs for ``spec`` on an attempt, from its flags.
 
-    Better than the reference: a coordinator is walled even when there is no workbench
-    (there, an unwalled coordinator silently did all the work in its own context).
+    A coordinator is walled even when there is no workbench (the original flower walled it
+    only through the workbench hooks, and without one it silently did all the work itself).
     """
     pre: list[Any] = []
     if spec.delegate_only:

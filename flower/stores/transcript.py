@@ -1,6 +1,6 @@
 """Small, pure helpers over CLI transcript entries, shared by the trim and prune layers.
 
-Entries are the dicts the CLI mirrors (sdk-notes §4.4): one content block per ``assistant``
+Entries are the dicts the CLI mirrors into the session store: one content block per ``assistant``
 entry, tool results as ``user`` entries, a single ``parentUuid`` chain. Every helper here is
 copy-on-write: it returns new dicts along the changed path and never mutates its input, so a
 caller's list (and anything it shares with the store) stays exactly as it was.
