@@ -144,12 +144,21 @@ async def say_goodbye(client: Any, *, aborted: bool, scrub: Callable[[str], str]
     """Disconnect ``client``, shielded from cancellation. A normal end waits as long as the
     CLI needs (it flushes its last transcript entries to the store); an abandoned step first
     stops the CLI and then waits at most ``ABANDON_GRACE_S`` — a control request the CLI
-    never answers (an interrupt sent mid-request) must not hold the exit hostage."""
+    never answers (an interrupt sent mid-request) must not hold the exit hostage.
+
+    A stopped CLI writes the transcript entries it still held (the model's last words, a
+    fork's copied history) to stdout on its way out, and the SDK reads stdout only until
+    ``disconnect()``: so an abandoned step disconnects once the CLI has exited, or else a
+    cancel loses a turn the model had already answered."""
     import anyio
 
-    if aborted:  # not the SDK's graceful 5 s wait for a CLI that is mid-tool
-        terminate_cli(client)
     with anyio.CancelScope(shield=True):
+        if aborted:  # not the SDK's graceful 5 s wait for a CLI that is mid-tool
+            terminate_cli(client)
+            with anyio.move_on_after(ABANDON_GRACE_S) as waited:
+                await cli_exited(client)
+            if waited.cancelled_caught:
+                terminate_cli(client, hard=True)
         with anyio.move_on_after(ABANDON_GRACE_S if aborted else None) as bounded:
             try:
                 await client.disconnect()
@@ -159,13 +168,24 @@ async def say_goodbye(client: Any, *, aborted: bool, scrub: Callable[[str], str]
             terminate_cli(client, hard=True)
 
 
+async def cli_exited(client: Any) -> None:
+    """Return once the client's CLI subprocess has exited (at once if there is none)."""
+    process = _process(client)
+    if process is not None and getattr(process, "returncode", 0) is None:
+        await process.wait()
+
+
+def _process(client: Any) -> Any:
+    transport = getattr(client, "_transport", None)
+    return getattr(transport, "_process", None)
+
+
 def terminate_cli(client: Any, *, hard: bool = False) -> None:
     """SIGTERM (``hard``: SIGKILL) the client's CLI subprocess now (it stops its running
     tools and exits), so the disconnect that follows does not wait out the SDK's 5 s grace
     period first. Only for an abandoned step: a normal end keeps the graceful path, whose
     wait lets the CLI flush its last transcript entries to the store."""
-    transport = getattr(client, "_transport", None)
-    process = getattr(transport, "_process", None)
+    process = _process(client)
     if process is None or getattr(process, "returncode", 0) is not None:
         return
     try:

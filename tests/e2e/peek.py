@@ -9,8 +9,10 @@ from pathlib import Path
 from flower.core.paths import project_key
 
 
-def assistant_stored(run_dir: Path, workspace: Path, sid: str) -> bool:
-    """The session has an assistant entry in sessions.db (read-only peek)."""
+def assistant_stored(run_dir: Path, workspace: Path, sid: str, saying: str = "") -> bool:
+    """The session has an assistant entry in sessions.db (read-only peek), one whose
+    content contains ``saying`` if given. A fork's transcript opens with a copy of its
+    source's entries, so only ``saying`` tells whether the fork's *own* answer is stored."""
     db = run_dir / "sessions.db"
     if not db.exists():
         return False
@@ -22,4 +24,6 @@ def assistant_stored(run_dir: Path, workspace: Path, sid: str) -> bool:
         return False
     finally:
         con.close()
-    return any(json.loads(p).get("type") == "assistant" for (p,) in rows)
+    entries = [json.loads(p) for (p,) in rows]
+    return any(e.get("type") == "assistant" and saying in json.dumps(
+        e.get("message"), ensure_ascii=False) for e in entries)

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import anyio
 import pytest
+from peek import assistant_stored
 
 from flower import AgentSpec, Resilience, Runtime
 from flower.testing import FakeServer, cut, fault, match, reply, tool_use
@@ -286,6 +287,29 @@ async def test_cancelled_step_is_recorded_and_leaves_no_cli_behind(
         threading.Event().wait(0.05)
     left = {pid: _cmdline(pid) for pid in _processes_in(workspace.resolve())}
     assert left == {}
+
+
+async def test_step_cancelled_as_the_words_arrive_keeps_them_in_the_store(
+        fake: FakeServer, workspace: Path, run_dir: Path, cli_env: dict[str, str]) -> None:
+    """Cancelled the moment the model's words reach flower — before the CLI has mirrored
+    them — the step still leaves them in sessions.db: a resume must not lose a turn the
+    model had already answered (the CLI writes them out as it exits)."""
+    fake.script(reply("说到一半的话", tool_use("Bash", {"command": SLEEPER})))
+    rt = Runtime(workspace=workspace, run_dir=run_dir, resilience=QUICK)
+    sessions: list[str] = []
+    try:
+        with anyio.fail_after(STEP_TIMEOUT):
+            with anyio.CancelScope() as scope:
+                def on_event(ev) -> None:
+                    if ev.kind == "text" and "说到一半的话" in ev.text:
+                        scope.cancel()
+
+                rt.on_session = sessions.append
+                await rt.run(spec(), "start", on_event=on_event)
+    finally:
+        rt.close()
+    assert scope.cancelled_caught and sessions
+    assert assistant_stored(run_dir, workspace, sessions[-1], saying="说到一半的话")
 
 
 async def test_words_arriving_as_the_turn_ends_still_reach_the_model(

@@ -8,10 +8,9 @@ from pathlib import Path
 
 import anyio
 import pytest
-from peek import assistant_stored
 
 from flower import AgentSpec, Resilience, Runtime, Step, StepAbort, Workbench, Workflow
-from flower.testing import FakeServer, fault, match
+from flower.testing import FakeServer, fault, match, reply, tool_use
 
 QUICK = Resilience(base_delay=0.05, max_delay=0.2, probe_interval=0.2)
 
@@ -279,24 +278,18 @@ async def test_workbench_index_reaches_the_model(fake: FakeServer, workspace: Pa
     assert again.text().count("一键构建并跑测试") == 1
 
 
-SLEEPER = 'python3 -c "import time; time.sleep(30)"'  # the CLI refuses a bare `sleep N`
+#: a long tool call that says when it has started (a file in the workspace, its cwd); the
+#: CLI refuses a bare `sleep N`
+SLEEPER = ('python3 -c "import time; open(\'tool-started\', \'w\').close(); '
+           'time.sleep(30)"')
 
 
 async def test_killed_fork_step_resumes_its_own_session_not_a_new_fork(
         fake: FakeServer, workspace: Path, run_dir: Path, cli_env: dict[str, str]) -> None:
     """A resume_from + fork step stopped mid-way (here: cancelled while its tool runs) keeps
     its progress: the next run continues the forked session recorded in lineage."""
-    import threading
-
-    from flower.testing import reply, tool_use
-
-    busy = threading.Event()
-
-    def slow(req):
-        busy.set()
-        return reply("岔路上走了一半", tool_use("Bash", {"command": SLEEPER}))
-
-    fake.script("记住了: 42", slow, "又记了一次", "岔路走完")
+    fake.script("记住了: 42", reply("岔路上走了一半", tool_use("Bash", {"command": SLEEPER})),
+                "又记了一次", "岔路走完")
 
     def flow() -> Workflow:
         return Workflow([
@@ -310,18 +303,18 @@ async def test_killed_fork_step_resumes_its_own_session_not_a_new_fork(
     try:
         with anyio.fail_after(60):
             async with anyio.create_task_group() as tg:
-                async def stop_when_forked() -> None:
-                    await anyio.to_thread.run_sync(busy.wait, 30)
+                async def stop_while_the_tool_runs() -> None:
+                    # the tool runs only after the CLI has the model's words; the fork's id is
+                    # in lineage by then (a store peek for "an assistant entry" would not do:
+                    # a fork's transcript opens with a copy of its source's, answer and all)
                     lineage = run_dir / "lineage.json"
-                    while True:  # the forked id is in lineage and its history in the store
-                        steps = json.loads(lineage.read_text())["steps"]
-                        if "岔" in steps and assistant_stored(run_dir, workspace, steps["岔"]):
-                            forked.append(steps["岔"])
-                            break
+                    while not (workspace / "tool-started").exists() or \
+                            "岔" not in json.loads(lineage.read_text())["steps"]:
                         await anyio.sleep(0.05)
+                    forked.append(json.loads(lineage.read_text())["steps"]["岔"])
                     tg.cancel_scope.cancel()
 
-                tg.start_soon(stop_when_forked)
+                tg.start_soon(stop_while_the_tool_runs)
                 await flow().run(rt)
     finally:
         rt.close()
