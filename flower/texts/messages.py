@@ -260,6 +260,9 @@ HANDOFF_WRITING = "上下文 {used}/{window} —— 写交接准备换代"
 HANDOFF_DONE = "交接写在 {path},新会话接手,上下文从 0 重新开始"
 HANDOFF_DONE_NO_FILE = "没有工作台,交接书只在新会话的提示里;新会话接手,上下文从 0 重新开始"
 HANDOFF_DONE_DEGRADED = "交接没写成,用了降级版本,新会话会自己查看现场"
+# The terminal's short, aligned labels for four sections of a finished handoff (doing, decided,
+# deadends, next); the document's own headings are vocab's HANDOFF_SECTIONS.
+HANDOFF_UI_LABELS = ("现在在做", "已定的事", "走不通的", "下一步")
 
 
 # --- stores: PostgreSQL backend, store selection, store copy -------------------------------
