@@ -71,14 +71,39 @@ def guess_window(environ: Mapping[str, str] | None = None) -> int:
     else 1M. Over-estimates are safe: an overflow error triggers an immediate (degraded)
     handoff and calibrates the window.
     """
-    env = os.environ if environ is None else environ
-    model = (env.get("ANTHROPIC_MODEL") or env.get("ANTHROPIC_DEFAULT_OPUS_MODEL")
-             or "").lower()
+    model = configured_model(environ).lower()
     if _ONE_M.search(model):
         return 1_000_000
     if "haiku" in model:
         return 200_000
     return 1_000_000
+
+
+#: Names the CLI resolves itself (to whatever the gateway serves for them): a served name
+#: never "differs" from these.
+_MODEL_ALIASES = frozenset({"default", "best", "opus", "sonnet", "haiku", "opusplan"})
+_WINDOW_HINT = re.compile(r"\[[^\]]*\]$")  # "[1m]": read by the CLI, not sent to the API
+_SNAPSHOT = re.compile(r"-\d{8}$")  # "-20251001": the dated snapshot an alias is served as
+
+
+def configured_model(environ: Mapping[str, str] | None = None) -> str:
+    """The main model the settings name (``ANTHROPIC_MODEL``, else
+    ``ANTHROPIC_DEFAULT_OPUS_MODEL``): the name the window guess and the calibration key
+    are made from; "" when neither is set."""
+    env = os.environ if environ is None else environ
+    return (env.get("ANTHROPIC_MODEL") or env.get("ANTHROPIC_DEFAULT_OPUS_MODEL") or "").strip()
+
+
+def served_differs(configured: str, served: str) -> bool:
+    """Does the gateway answer with another model than the one configured? Case is ignored,
+    and so are a trailing window hint (``claude-x[1m]`` is sent as ``claude-x``) and the
+    date of a snapshot (``claude-x`` may be answered as ``claude-x-20251001``). A bare alias
+    (``opus``) or nothing configured never differs: there is no name to compare."""
+    want = _WINDOW_HINT.sub("", configured.strip().lower()).strip()
+    got = _WINDOW_HINT.sub("", served.strip().lower()).strip()
+    if not want or not got or want in _MODEL_ALIASES:
+        return False
+    return _SNAPSHOT.sub("", got) != _SNAPSHOT.sub("", want)
 
 
 #: The automatic room (``headroom=0``): at least this many tokens ...

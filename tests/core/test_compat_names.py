@@ -137,3 +137,28 @@ def test_the_probe_returns_the_constants() -> None:
     assert env.probe_credentials(5, environ={})[0] == env.PROBE_AUTH  # no credential at all
     bad = {"ANTHROPIC_API_KEY": "k", "ANTHROPIC_BASE_URL": "notaurl"}
     assert env.probe_credentials(5, environ=bad)[0] == env.PROBE_CONFIG
+
+
+# --- is the served model the configured one? ---------------------------------------------------
+
+@pytest.mark.parametrize(("configured", "served", "differs"), [
+    ("claude-x[1m]", "claude-x", False),  # the window hint is the CLI's, not the API's
+    ("claude-x[1m]", "claude-y", True),
+    ("Claude-X", "claude-x", False),  # case is ignored
+    ("claude-opus-5", "claude-opus-5-20260101", False),  # an alias served as its snapshot
+    ("claude-opus-5", "claude-opus-4-5-20251101", True),
+    ("claude-opus-5-20260101", "claude-opus-5", False),
+    ("opus", "claude-opus-5-20260101", False),  # a bare alias: nothing to compare
+    ("", "claude-y", False),  # nothing configured
+    ("claude-x", "", False),
+])
+def test_served_differs(configured: str, served: str, differs: bool) -> None:
+    assert agent.served_differs(configured, served) is differs
+
+
+def test_configured_model_falls_back_to_the_opus_variable() -> None:
+    assert agent.configured_model({"ANTHROPIC_DEFAULT_OPUS_MODEL": "claude-x[1m]"}) == \
+        "claude-x[1m]"
+    assert agent.configured_model({"ANTHROPIC_MODEL": "a", "ANTHROPIC_DEFAULT_OPUS_MODEL": "b"}) \
+        == "a"
+    assert agent.configured_model({}) == ""
