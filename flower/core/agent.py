@@ -14,7 +14,16 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
+
+# The self-calibration file lives with the handoff document code; scripts written for the
+# original flower import these three from here, so they are re-exported (one definition).
+from flower.core.handoff import calibrated_window as calibrated_window
+from flower.core.handoff import remember_overflow as remember_overflow
+from flower.core.handoff import windows_path
+
+#: The calibration file's path under the original flower's name (the same function).
+calib_path = windows_path
 
 if TYPE_CHECKING:  # the SDK is imported lazily: `flower --help` must not pay for it
     from claude_agent_sdk import ClaudeAgentOptions, SessionStore
@@ -56,19 +65,45 @@ class CompactPolicy:
 _ONE_M = re.compile(r"(?:^|[^a-z0-9])1m(?:[^a-z0-9]|$)")
 
 
-def default_window(environ: Mapping[str, str] | None = None) -> int:
-    """Context window assumed for handoff thresholds, guessed from the configured model.
-
-    Over-estimates are safe: an overflow error triggers an immediate (degraded) handoff.
+def guess_window(environ: Mapping[str, str] | None = None) -> int:
+    """The context window the configured model's *name* suggests (``ANTHROPIC_MODEL``, else
+    ``ANTHROPIC_DEFAULT_OPUS_MODEL``): a standalone ``1m`` → 1M, ``haiku`` → 200K, anything
+    else 1M. Over-estimates are safe: an overflow error triggers an immediate (degraded)
+    handoff and calibrates the window.
     """
-    env = os.environ if environ is None else environ
-    model = (env.get("ANTHROPIC_MODEL") or env.get("ANTHROPIC_DEFAULT_OPUS_MODEL")
-             or "").lower()
+    model = configured_model(environ).lower()
     if _ONE_M.search(model):
         return 1_000_000
     if "haiku" in model:
         return 200_000
     return 1_000_000
+
+
+#: Names the CLI resolves itself (to whatever the gateway serves for them): a served name
+#: never "differs" from these.
+_MODEL_ALIASES = frozenset({"default", "best", "opus", "sonnet", "haiku", "opusplan"})
+_WINDOW_HINT = re.compile(r"\[[^\]]*\]$")  # "[1m]": read by the CLI, not sent to the API
+_SNAPSHOT = re.compile(r"-\d{8}$")  # "-20251001": the dated snapshot an alias is served as
+
+
+def configured_model(environ: Mapping[str, str] | None = None) -> str:
+    """The main model the settings name (``ANTHROPIC_MODEL``, else
+    ``ANTHROPIC_DEFAULT_OPUS_MODEL``): the name the window guess and the calibration key
+    are made from; "" when neither is set."""
+    env = os.environ if environ is None else environ
+    return (env.get("ANTHROPIC_MODEL") or env.get("ANTHROPIC_DEFAULT_OPUS_MODEL") or "").strip()
+
+
+def served_differs(configured: str, served: str) -> bool:
+    """Does the gateway answer with another model than the one configured? Case is ignored,
+    and so are a trailing window hint (``claude-x[1m]`` is sent as ``claude-x``) and the
+    date of a snapshot (``claude-x`` may be answered as ``claude-x-20251001``). A bare alias
+    (``opus``) or nothing configured never differs: there is no name to compare."""
+    want = _WINDOW_HINT.sub("", configured.strip().lower()).strip()
+    got = _WINDOW_HINT.sub("", served.strip().lower()).strip()
+    if not want or not got or want in _MODEL_ALIASES:
+        return False
+    return _SNAPSHOT.sub("", got) != _SNAPSHOT.sub("", want)
 
 
 #: The automatic room (``headroom=0``): at least this many tokens ...
@@ -91,35 +126,62 @@ def env_window(environ: Mapping[str, str] | None = None) -> int | None:
     return value if value > 0 else None
 
 
+def default_window(environ: Mapping[str, str] | None = None) -> int:
+    """The window when none is given explicitly: ``FLOWER_WINDOW`` > the self-calibration
+    file (where this endpoint+model really overflowed) > the name-based guess
+    (:func:`guess_window`). ``environ``: the settings to read (default ``os.environ``)."""
+    return env_window(environ) or calibrated_window(environ) or guess_window(environ)
+
+
 def resolve_window(explicit: int | None = None,
                    environ: Mapping[str, str] | None = None) -> int:
-    """The window handoff works against, by precedence: an explicit value (``--window``,
-    ``HandoffPolicy(window=...)``; 0/None mean "not given") > ``FLOWER_WINDOW`` > the
-    self-calibration file (where this endpoint+model really overflowed) > the name-based
-    guess (:func:`default_window`)."""
+    """The window handoff works against: an explicit value (``--window``,
+    ``HandoffPolicy(window=...)``; 0/None mean "not given"), else :func:`default_window`."""
     if explicit:
         return int(explicit)
-    from flower.core.handoff import calibrated_window
+    return default_window(environ)
 
-    return env_window(environ) or calibrated_window(environ) or default_window(environ)
+
+class DefaultWindow(int):
+    """A window nobody gave: :func:`default_window` when the policy was made. The type says
+    so (and survives ``dataclasses.replace``), so the policy keeps following the settings it
+    runs with instead of pinning the value of its construction."""
 
 
 @dataclass
 class HandoffPolicy:
     """When a session is retired for a fresh one that continues from a handoff document.
 
-    ``window=None`` (or 0) resolves at use time by :func:`resolve_window`; ``headroom=0``
-    means automatic room (:attr:`room`). Call :meth:`resolved` once per step to pin both.
+    ``window`` not given (``None`` or 0) becomes :func:`default_window` at construction (a
+    :class:`DefaultWindow`), so it always reads as a number, as in the original flower. Such
+    a policy still follows the settings it runs with: :meth:`resolved` (once per step, with
+    the Runtime's ``.env`` values) and :attr:`effective_window` re-read them, and an
+    overflow's calibration applies at once. A window given explicitly is kept as given.
+    ``headroom=0`` means automatic room (:attr:`room`).
     """
+
+    #: The automatic room is at least this many tokens ...
+    HEADROOM_FLOOR: ClassVar[int] = HEADROOM_FLOOR
+    #: ... or this share of the window, whichever is larger.
+    HEADROOM_FRACTION: ClassVar[float] = HEADROOM_FRACTION
 
     enabled: bool = True
     window: int | None = None
     headroom: int = 0
     max_generations: int = 8
 
+    def __post_init__(self) -> None:
+        if not self.window:
+            self.window = DefaultWindow(default_window())
+
+    @property
+    def _given(self) -> int | None:
+        return None if isinstance(self.window, DefaultWindow) else self.window
+
     @property
     def effective_window(self) -> int:
-        return resolve_window(self.window)
+        """The window in force now: the one given, or the default as the settings say now."""
+        return resolve_window(self._given)
 
     @property
     def room(self) -> int:
@@ -143,7 +205,7 @@ class HandoffPolicy:
     def resolved(self, environ: Mapping[str, str] | None = None) -> HandoffPolicy:
         """A copy with the window fixed (env and calibration file read once, not at every
         message boundary). ``environ``: the settings to read (default ``os.environ``)."""
-        return replace(self, window=resolve_window(self.window, environ))
+        return replace(self, window=resolve_window(self._given, environ))
 
 
 def handoff_setting(window: int | None, *, enabled: bool = True) -> HandoffPolicy | bool:

@@ -13,9 +13,16 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
-from flower.core.agent import AgentSpec, CompactPolicy, build_options
+from flower import texts
+from flower.core.agent import (
+    AgentSpec,
+    CompactPolicy,
+    build_options,
+    configured_model,
+    served_differs,
+)
 from flower.core.env import redact
-from flower.core.events import Event, normalize
+from flower.core.events import SYNTHETIC_MODEL, Event, normalize
 from flower.core.handoff_control import HANDOFF_DUE
 from flower.core.interrupts import INTERRUPTED, Stopper, say_goodbye, watch
 from flower.core.resilience import is_fatal_retry
@@ -27,6 +34,8 @@ if TYPE_CHECKING:
     from flower.core.workbench import Workbench
 
 EventSink = Callable[[Event], None]
+#: Events made from an assistant message: their ``model`` is the one that served it.
+_REPLY_KINDS = ("text", "thinking", "tool_call")
 
 
 class Attempt:
@@ -41,6 +50,7 @@ class Attempt:
         self.failure: str | None = None
         self.fatal: str | None = None  # an API retry that cannot succeed
         self.full = False  # the watermark stopped the turn; the session hands off
+        self.expect = ""  # the configured model, until the served one has been compared
 
     async def run(self, spec: AgentSpec, prompt: str, *, resume: str | None, fork: bool,
                   resume_at: str | None) -> None:
@@ -51,6 +61,8 @@ class Attempt:
         rt, result = self.rt, self.result
         result.ok = False
         result.error = None
+        if not rt._model_warned and not spec.model:  # a spec's own model is not the guess's
+            self.expect = configured_model(rt._config())
         prompt, options = await self._options(spec, prompt, resume=resume, fork=fork,
                                               resume_at=resume_at)
         aborted = False
@@ -134,6 +146,8 @@ class Attempt:
             self.failure = absorb(ev, result, self.said) or self.failure
             self.emit(ev)
             rt._handoff_ctl.track(ev, result, self.emit)
+            if self.expect:
+                self._compare_model(ev)
         if self.fatal is None:
             self.fatal = fatal_retry(message)
             if self.fatal:  # the CLI is about to retry something that cannot succeed
@@ -141,6 +155,25 @@ class Attempt:
         if not self.full and rt._handoff_ctl.over_watermark(result):
             self.full = True  # stop the turn like an interrupt; the session hands off
             await stop.now()
+
+    def _compare_model(self, ev: Event) -> None:
+        """The first main-thread reply of the attempt names the model that served it. Told
+        once per run when it is not the configured one: the window, and with it every
+        handoff threshold, was guessed from the configured name."""
+        rt, p = self.rt, ev.payload
+        served = p.get("model")  # the init message's "model" is the configured name
+        if ev.kind not in _REPLY_KINDS or not served or served == SYNTHETIC_MODEL or \
+                p.get("subagent") or rt._handoff_ctl.writing:
+            return
+        expect, self.expect = self.expect, ""
+        if rt._model_warned or not served_differs(expect, served):
+            return
+        rt._model_warned = True
+        window = int(rt._handoff_ctl.limits.window or 0)
+        self.emit(Event("task", text=texts.MODEL_MISMATCH.format(
+            served=served, configured=expect, window=f"{window:,}"),
+            payload={"model_mismatch": True, "configured": expect, "served": served,
+                     "window": window}))
 
     def _settle(self) -> None:
         """The round's text and error, once the CLI has gone."""

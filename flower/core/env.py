@@ -28,7 +28,8 @@ from flower.config import (  # re-exported: flower.core.env is where scripts imp
 from flower.core.paths import atomic_write
 from flower.errors import one_line
 
-__all__ = ["KNOWN", "REQUIRED_ANY", "check_credentials", "claude_settings_paths", "describe",
+__all__ = ["KNOWN", "PROBE_AUTH", "PROBE_CONFIG", "PROBE_MAX_TOKENS", "PROBE_NET", "PROBE_OK",
+           "REQUIRED_ANY", "check_credentials", "claude_settings_paths", "describe",
            "effective_env", "load_dotenv", "mask", "parse_dotenv", "probe_credentials",
            "redact", "secret_values", "source_env_path", "user_env_path", "write_user_env"]
 
@@ -36,6 +37,16 @@ DEFAULT_BASE_URL = "https://api.anthropic.com"
 # Used by the probe when no model is configured; an alias the official API serves.
 DEFAULT_PROBE_MODEL = "claude-haiku-4-5"
 ANTHROPIC_VERSION = "2023-06-01"
+# The probe's verdicts (the first item of what probe_credentials returns), under the names the
+# original flower gives them: the credential works (or it cannot tell), it is refused, the
+# endpoint or model is wrong, the endpoint cannot be reached.
+PROBE_OK = "ok"
+PROBE_AUTH = "auth"
+PROBE_CONFIG = "config"
+PROBE_NET = "net"
+# max_tokens of the probe request: 16, not 1 — a forced-thinking model cannot fit its thinking
+# into 1 token and the server stalls for ~30 s.
+PROBE_MAX_TOKENS = 16
 _SECRET_RE = re.compile(r"KEY|TOKEN|SECRET|PASSWORD", re.IGNORECASE)
 
 
@@ -151,25 +162,24 @@ def probe_model(environ: Mapping[str, str] | None = None) -> str:
 
 def _verdict(status: int, body: str) -> str:
     if status < 400:
-        return "ok"
+        return PROBE_OK
     if status in (401, 403):
-        return "auth"
+        return PROBE_AUTH
     if status == 404:
-        return "config"
+        return PROBE_CONFIG
     if status == 400 and any(w in body.lower() for w in _NOT_FOUND_WORDS):
-        return "config"
+        return PROBE_CONFIG
     if status >= 500:
-        return "net"
-    return "ok"  # 429 and other undecidable 4xx: the credential itself was accepted
+        return PROBE_NET
+    return PROBE_OK  # 429 and other undecidable 4xx: the credential itself was accepted
 
 
 def probe_credentials(timeout: float = 20.0,
                       environ: Mapping[str, str] | None = None) -> tuple[str, str]:
-    """One real ``POST /v1/messages`` (max_tokens=16) → ``(verdict, detail)``.
+    """One real ``POST /v1/messages`` (max_tokens=``PROBE_MAX_TOKENS``) → ``(verdict, detail)``.
 
-    verdict is ``auth`` | ``config`` | ``net`` | ``ok``; unclear cases are ``ok`` so a
-    flaky probe never blocks a run. max_tokens is 16, not 1: a forced-thinking model cannot
-    fit its thinking into 1 token and the server stalls for ~30 s. Blocking (stdlib only);
+    verdict is ``PROBE_AUTH`` | ``PROBE_CONFIG`` | ``PROBE_NET`` | ``PROBE_OK``; unclear cases
+    are ``PROBE_OK`` so a flaky probe never blocks a run. Blocking (stdlib only);
     async callers run it in a thread. ``detail`` never contains the unmasked secret.
     """
     import urllib.error  # lazy: only `flower setup`/start-up probes need HTTP
@@ -180,7 +190,7 @@ def probe_credentials(timeout: float = 20.0,
     api_key = env.get("ANTHROPIC_API_KEY", "")
     token = env.get("ANTHROPIC_AUTH_TOKEN", "")
     if not (api_key or token):
-        return "auth", texts.PROBE_NO_CREDS
+        return PROBE_AUTH, texts.PROBE_NO_CREDS
     secrets = [api_key, token]
     base = (env.get("ANTHROPIC_BASE_URL") or DEFAULT_BASE_URL).strip().rstrip("/")
     url = base + "/v1/messages"
@@ -191,14 +201,14 @@ def probe_credentials(timeout: float = 20.0,
     except ValueError:
         ok_url = False
     if not ok_url:
-        return "config", redact(texts.PROBE_BAD_URL.format(url=base), secrets)
+        return PROBE_CONFIG, redact(texts.PROBE_BAD_URL.format(url=base), secrets)
     headers = {"content-type": "application/json", "anthropic-version": ANTHROPIC_VERSION,
                "user-agent": "flower-probe"}
     if api_key:
         headers["x-api-key"] = api_key
     else:
         headers["authorization"] = f"Bearer {token}"
-    body = json.dumps({"model": probe_model(env), "max_tokens": 16,
+    body = json.dumps({"model": probe_model(env), "max_tokens": PROBE_MAX_TOKENS,
                        "messages": [{"role": "user", "content": "hi"}]}).encode()
     request = urllib.request.Request(url, data=body, headers=headers, method="POST")
     try:
@@ -212,13 +222,13 @@ def probe_credentials(timeout: float = 20.0,
         except (OSError, HTTPException):
             text = ""
     except InvalidURL as err:
-        return "config", redact(texts.PROBE_BAD_URL.format(url=f"{base} ({err})"), secrets)
+        return PROBE_CONFIG, redact(texts.PROBE_BAD_URL.format(url=f"{base} ({err})"), secrets)
     except (urllib.error.URLError, OSError, HTTPException) as err:
         reason = getattr(err, "reason", None) or err
         detail = texts.PROBE_NET.format(url=url, reason=one_line(reason))
-        return "net", redact(detail, secrets)
+        return PROBE_NET, redact(detail, secrets)
     except ValueError as err:  # e.g. a URL urllib cannot even parse
-        return "config", redact(texts.PROBE_BAD_URL.format(url=f"{base} ({err})"), secrets)
+        return PROBE_CONFIG, redact(texts.PROBE_BAD_URL.format(url=f"{base} ({err})"), secrets)
     verdict = _verdict(status, text)
     snippet = " ".join(text.split())[:160]
     return verdict, redact(texts.PROBE_HTTP.format(status=status, body=snippet), secrets)

@@ -78,7 +78,7 @@ class Handoff(FrozenDocument):
         return [(_NAMES[k], getattr(self, k)) for k in _KEYS]
 
     def missing(self) -> list[str]:
-        """Chinese names of the empty *required* sections (现在在做, 下一步)."""
+        """Chinese names of the empty *required* sections (现在在做什么, 下一步)."""
         return [_NAMES[k] for k in REQUIRED if not getattr(self, k).strip()]
 
     def complete(self) -> bool:

@@ -155,6 +155,7 @@ class Runtime:
         self.results: list[StepResult] = []
         self.run_id = _new_run_id()
         self.on_session: Callable[[str], None] | None = None
+        self._model_warned = False  # "served by another model" is told once (attempt.py)
         # credentials never reach the run book, even if a model echoed one into its text
         self._spec_secrets: set[str] = set()  # from every AgentSpec.env this Runtime ran
         self._manifest = Manifest(self.run_dir / MANIFEST_NAME, self.run_id,

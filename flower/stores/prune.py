@@ -1,6 +1,7 @@
 """Layer 3 of the session store under the names flower always had: ``PruningSessionStore``
-(Runtime's SQLite store: trim/expire, then prune failure debris in ``load()``), its policy
-and the pure ``prune_entries``.
+(Runtime's SQLite store: trim/expire, then prune failure debris in ``load()``), its policy,
+the pure ``prune_entries`` and the single rules scripts of the original flower call on their
+own (``is_denial``, ``is_api_error``, ``heal_orphans``).
 
 Scripts import these from here (``flower.stores.prune.PruningSessionStore``), so this module
 only gathers them: the rules are in ``pruning.py``, the store class with the other layered
@@ -14,9 +15,12 @@ from flower.stores.pruning import (
     DENIAL_KINDS,
     INTERRUPT_KINDS,
     PrunePolicy,
+    heal_orphans,
+    is_api_error,
+    is_denial,
     prune_entries,
     prune_scanned,
 )
 
 __all__ = ["DENIAL_KINDS", "INTERRUPT_KINDS", "PrunePolicy", "PruningSessionStore",
-           "prune_entries", "prune_scanned"]
+           "heal_orphans", "is_api_error", "is_denial", "prune_entries", "prune_scanned"]

@@ -36,13 +36,15 @@ from flower.stores.transcript import (
     USER,
     Scan,
     content_blocks,
+    is_api_error,
     is_protected,
     relink,
     scan,
     with_content,
 )
 
-__all__ = ["DENIAL_KINDS", "INTERRUPT_KINDS", "PrunePolicy", "prune_entries", "prune_scanned"]
+__all__ = ["DENIAL_KINDS", "INTERRUPT_KINDS", "PrunePolicy", "heal_orphans", "is_api_error",
+           "is_denial", "prune_entries", "prune_scanned"]
 
 Entry = dict[str, Any]
 
@@ -74,15 +76,21 @@ def _results(e: Entry) -> list[tuple[int, dict[str, Any]]]:
             if isinstance(b, dict) and b.get("type") == "tool_result"]
 
 
+def is_denial(entry: Entry) -> bool:
+    """Is ``entry`` the result of a denied tool call? Decided by the CLI's structural marker
+    (``toolDenialKind``, or a rejecting ``permissionDecision``), never by the wording, which
+    changes between CLI versions. Prune keeps only the newest ``keep_denials`` of these."""
+    if entry.get("type") != "user" or is_protected(entry):
+        return False
+    kind = entry.get("toolDenialKind")
+    decision = entry.get("permissionDecision")
+    return kind in DENIAL_KINDS or (
+        kind is None and isinstance(decision, dict) and decision.get("decision") == "reject")
+
+
 def _denied_id(e: Entry) -> str | None:
     """tool_use_id of the call this entry denies, if it is a denial result entry."""
-    if e.get("type") != "user" or is_protected(e):
-        return None
-    kind = e.get("toolDenialKind")
-    decision = e.get("permissionDecision")
-    denied = kind in DENIAL_KINDS or (
-        kind is None and isinstance(decision, dict) and decision.get("decision") == "reject")
-    results = _results(e) if denied else []
+    results = _results(e) if is_denial(e) else []
     # One result per entry is what the CLI writes; with several we cannot tell which one
     # was denied, so nothing is removed (removing a real result would be far worse).
     if len(results) == 1 and isinstance(results[0][1].get("tool_use_id"), str):
@@ -149,6 +157,24 @@ def prune_scanned(entries: list[Entry], found: Scan, policy: PrunePolicy,
     inserts = (_heal(work, pending, drop, policy.orphan_text, stats)
                if policy.heal_orphans and pending else None)
     return relink(work, drop, inserts, found=found), stats
+
+
+def heal_orphans(entries: list[Entry], text: str = texts.ORPHAN_RESULT) -> list[Entry]:
+    """A copy of ``entries`` in which every tool_use without a result gets one (``text``).
+
+    The API rejects a transcript with an unanswered tool_use ("every resume after an
+    interrupt is a 400"), and deleting the call could take healthy text or thinking along,
+    so a result entry is inserted after the call's message and the chain relinked through
+    it. This is the healing ``prune_entries`` does as its last rule, on its own; the input
+    is never mutated.
+    """
+    found = scan(entries)
+    _, pending = _replay(found, set(), set())
+    if not pending:
+        return list(entries)
+    work = list(entries)
+    inserts = _heal(work, pending, set(), text, {"healed": 0})
+    return relink(work, set(), inserts, found=found)
 
 
 def _gone(entries: list[Entry], found: Scan, policy: PrunePolicy) -> set[str]:

@@ -18,6 +18,7 @@ from flower.shell import is_ephemeral
 __all__ = [
     "Scan",
     "content_blocks",
+    "is_api_error",
     "is_protected",
     "relink",
     "result_text",
@@ -182,6 +183,29 @@ ASSISTANT = 2
 SYSTEM = 3
 
 
+_ROLES = {"user": USER, "assistant": ASSISTANT, "system": SYSTEM}
+
+
+def is_api_error(entry: Entry) -> bool:
+    """Is ``entry`` failure debris of an API call — the CLI's synthetic error message
+    (``isApiErrorMessage``, or an assistant message from model ``<synthetic>``) or its
+    ``system``/``api_error`` retry record? Prune drops these from what a resume sees, so
+    after an outage the model does not pick up "discussing" the connection error. Compact
+    summaries and meta entries never count (they are the only copy of compacted history)."""
+    role = _ROLES.get(entry.get("type"))  # type: ignore[arg-type]
+    if role is None or is_protected(entry):
+        return False
+    return _api_error(entry, role, entry.get("message"))
+
+
+def _api_error(e: Entry, role: int, message: Any) -> bool:
+    # the rule itself, for an unprotected entry whose role and message are already known
+    return (e.get("isApiErrorMessage") is True
+            or (role == SYSTEM and e.get("subtype") == "api_error")
+            or (role == ASSISTANT and isinstance(message, dict)
+                and message.get("model") == "<synthetic>"))
+
+
 #: What the CLI puts in an ``Agent`` result when the subagent died of an API error (an
 #: outage mid-task): an infrastructure failure, not information — prune neutralizes it.
 AGENT_API_ERROR = "terminated early due to an API error"
@@ -242,11 +266,7 @@ def scan(entries: list[Entry]) -> Scan:
         if not protected:
             if role == USER and ("toolDenialKind" in e or "permissionDecision" in e):
                 found.marked.append(i)
-            # A synthetic API-error message or the CLI's system/api_error retry record.
-            if (e.get("isApiErrorMessage") is True
-                    or (role == SYSTEM and e.get("subtype") == "api_error")
-                    or (role == ASSISTANT and isinstance(message, dict)
-                        and message.get("model") == "<synthetic>")):
+            if _api_error(e, role, message):  # what is_api_error says, role known
                 found.errors.append(i)
         content = message.get("content") if type(message) is dict else None
         if type(content) is not list or not content:

@@ -146,7 +146,10 @@ SETUP_ASK_URL = "2. 网关地址(回车 = 官方 {default};只写根地址,不�
 SETUP_ASK_URL_KEEP = "2. 网关地址(现在是 {current};回车 = 不变,- = 改回官方 {default};不带 /v1):"
 SETUP_ASK_MODEL = "3. 模型名(回车 = 默认;例如 claude-opus-5[1m]):"
 SETUP_ASK_MODEL_KEEP = "3. 模型名(现在是 {current};回车 = 不变,- = 改回默认):"
-SETUP_CLEAR = "-"  # typed to a question with a current value: drop it (official URL / default model)
+SETUP_ASK_WINDOW = "4. 上下文窗口,单位 token(可不填;回车 = 按模型名猜,现在猜 {guess};例如 1000000、1m、200k):"
+SETUP_ASK_WINDOW_KEEP = "4. 上下文窗口,单位 token(现在是 {current};回车 = 不变,- = 改回按模型名猜):"
+SETUP_WINDOW_BAD = "  ! 看不懂「{answer}」:要一个 token 数,例如 1000000、1m、200k。窗口这一项不变。"
+SETUP_CLEAR = "-"  # typed to a question with a current value: drop it (official URL / default model / guessed window)
 SETUP_NO_TOKEN = "没给 token,取消。"
 SETUP_CANCELLED = "已取消,什么都没改。"
 SETUP_URL_STRIPPED = "  (去掉了末尾的 {tail}:填根地址就行,flower 自己会加 /v1/messages)"
@@ -260,6 +263,16 @@ HANDOFF_WRITING = "上下文 {used}/{window} —— 写交接准备换代"
 HANDOFF_DONE = "交接写在 {path},新会话接手,上下文从 0 重新开始"
 HANDOFF_DONE_NO_FILE = "没有工作台,交接书只在新会话的提示里;新会话接手,上下文从 0 重新开始"
 HANDOFF_DONE_DEGRADED = "交接没写成,用了降级版本,新会话会自己查看现场"
+# The terminal's short, aligned labels for four sections of a finished handoff (doing, decided,
+# deadends, next); the document's own headings are vocab's HANDOFF_SECTIONS.
+HANDOFF_UI_LABELS = ("现在在做", "已定的事", "走不通的", "下一步")
+# Once per run, when the gateway answers with another model than the configured one: the
+# window (and so every handoff threshold) was guessed from the configured name.
+MODEL_MISMATCH = (
+    "! 网关实际回答的模型是 {served},不是配置的 {configured}。上下文窗口是按配置的名字猜的"
+    "(现在按 {window} 算),可能不对:用 FLOWER_WINDOW=<token 数>(写进 ~/.config/flower/.env,"
+    "或运行 flower setup)或 --window <token 数> 给出真实窗口。"
+)
 
 
 # --- stores: PostgreSQL backend, store selection, store copy -------------------------------

@@ -83,14 +83,18 @@ QA_LOG_NOTE = "> 人和 agent 之间的问答留档,只给人看;不在任何 ag
 # --- handoff (core/handoff.py) -------------------------------------------------------------
 
 # Handoff (交接-<step>.md): what a session near a full context leaves its successor. Section
-# names in field order (doing, decided, deadends, next, scene); missing() reports these.
-HANDOFF_SECTIONS = ("现在在做", "已定的事", "走不通的", "下一步", "现场")
+# names in field order (doing, decided, deadends, next, scene); missing() reports these, and
+# the document, its prompt form and HANDOFF_PROMPT use them as headings. They are the original
+# flower's headings: it reads only these (and a few aliases), and it does not know flower's
+# older short 走不通的 — a document with that heading loses its dead ends into 已经定下的.
+HANDOFF_SECTIONS = ("现在在做什么", "已经定下的", "走不通的路", "下一步", "现场")
 HANDOFF_EMPTY = "(空)"  # placeholder for an empty section; still counts as missing
 # Headings accepted when parsing, per field (matched longest first, whole heading only).
+# The short headings flower wrote before (现在在做 / 已定的事 / 走不通的) are still read.
 HANDOFF_ALIASES = {
-    "doing": ("现在在做", "现在在做什么", "在做什么", "当前进度", "进度", "当前状态"),
-    "decided": ("已定的事", "已经定下的", "已经定下的事", "已定", "决策", "已做的决定"),
-    "deadends": ("走不通的", "走不通的路", "试过不行的", "排除的路", "死路", "踩过的坑"),
+    "doing": ("现在在做什么", "现在在做", "在做什么", "当前进度", "进度", "当前状态"),
+    "decided": ("已经定下的", "已定的事", "已经定下的事", "已定", "决策", "已做的决定"),
+    "deadends": ("走不通的路", "走不通的", "试过不行的", "排除的路", "死路", "踩过的坑"),
     "next": ("下一步", "下一步做什么", "接下来", "下一步要做的"),
     "scene": ("现场", "文件", "关键文件", "现场指针"),
 }

@@ -271,11 +271,15 @@ class Workflow:
         the step ends) and is detached before the gate runs: a judge dispatched from the
         gate shares this Runtime and must never enter the lineage.
         """
-        previous = runtime.on_session
-        if lineage is not None:
+        # ``on_session`` is optional: the original flower documents a test fake that has
+        # only ``run`` and ``has_session``; then the session is remembered after the call
+        hooked = lineage is not None and hasattr(runtime, "on_session")
+        previous = runtime.on_session if hooked else None
+        if hooked:
             runtime.on_session = lambda sid: lineage.remember(step.name, sid)
         try:
             return await runtime.run(step.spec, prompt, step_name=_label(step, attempt),
                                      resume=resume, fork=fork, on_event=on_event)
         finally:
-            runtime.on_session = previous
+            if hooked:
+                runtime.on_session = previous

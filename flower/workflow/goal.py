@@ -93,6 +93,16 @@ def goal_step(channel: Any, *, goal_path: str | Path, brief_key: str = "确认�
                 reduce=reduce)
 
 
+def _manifest_of(runtime: Any) -> Path:
+    """Where the runtime keeps its manifest, for the "stopped, look here" message. A runtime
+    need not say: the original flower's test fakes offer only ``run`` and ``has_session``,
+    so fall back to ``<run_dir>/manifest.json`` (``runs/`` when it has no run dir either)."""
+    path = getattr(runtime, "manifest_path", None)
+    if path is not None:
+        return Path(path)
+    return Path(getattr(runtime, "run_dir", None) or "runs") / "manifest.json"
+
+
 def _current_goal(ctx: Ctx, path: Path) -> Goal:
     goal = ctx.get(GOAL_KEY)
     if isinstance(goal, Goal) and goal.complete():
@@ -163,7 +173,7 @@ def with_goal(step: Step, channel: Any, *, goal_path: str | Path, spec: AgentSpe
             if not verdict.ok and not verdict.reason:
                 verdict.reason = texts.VERDICT_UNCLEAR
             return False
-        return await _ask_the_human(channel, verdict, goal, path, ctx, runtime.manifest_path)
+        return await _ask_the_human(channel, verdict, goal, path, ctx, _manifest_of(runtime))
 
     def on_reject(result: Any, ctx: Ctx) -> str:
         verdict = ctx.get(VERDICT_KEY)

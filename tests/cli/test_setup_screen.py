@@ -100,9 +100,9 @@ def put(path: Path, text: str) -> Path:
 
 def test_api_key_url_and_model_are_written_0600(sandbox):
     con = new_console()
-    ans = Answers(KEY, "https://gw.example.com/v1/", "claude-opus-5[1m]")
+    ans = Answers(KEY, "https://gw.example.com/v1/", "claude-opus-5[1m]", "")
     assert configure(con, reason="还没配过凭证。", read_line=ans) is True
-    assert ans.used == 3
+    assert ans.used == 4
     assert stat.S_IMODE(sandbox.stat().st_mode) == 0o600
     assert sandbox.read_text(encoding="utf-8").startswith(texts.USER_ENV_HEADER)
     assert read_env(sandbox) == {
@@ -125,7 +125,7 @@ def test_api_key_url_and_model_are_written_0600(sandbox):
 
 def test_gateway_token_goes_to_auth_token_and_blanks_write_nothing_else(sandbox):
     con = new_console()
-    assert configure(con, reason="r", read_line=Answers(TOKEN, "", "")) is True
+    assert configure(con, reason="r", read_line=Answers(TOKEN, "", "", "")) is True
     assert read_env(sandbox) == {"ANTHROPIC_AUTH_TOKEN": TOKEN}
     assert os.environ["ANTHROPIC_AUTH_TOKEN"] == TOKEN
     assert "ANTHROPIC_API_KEY" not in os.environ
@@ -148,14 +148,15 @@ def test_normalize_base_url(typed, root, tail):
 
 def test_url_without_scheme_is_flagged_but_saved(sandbox):
     con = new_console()
-    assert configure(con, reason="r", read_line=Answers(TOKEN, "gw.example.com", ""))
+    assert configure(con, reason="r", read_line=Answers(TOKEN, "gw.example.com", "", ""))
     assert read_env(sandbox)["ANTHROPIC_BASE_URL"] == "gw.example.com"
     assert "http://" in out(con)
 
 
 def test_pasted_quotes_and_whole_env_line_are_unwrapped(sandbox):
     assert configure(new_console(), reason="r",
-                     read_line=Answers(f"export ANTHROPIC_API_KEY='{KEY}'", '"https://x.io"', ""))
+                     read_line=Answers(f"export ANTHROPIC_API_KEY='{KEY}'", '"https://x.io"', "",
+                                       ""))
     assert read_env(sandbox) == {"ANTHROPIC_API_KEY": KEY, "ANTHROPIC_BASE_URL": "https://x.io"}
 
 
@@ -202,7 +203,7 @@ def test_switching_kind_drops_the_stale_credential_keeps_the_rest(
     envmod.load_dotenv()
     assert os.environ[old_key] == old_val
     con = new_console()
-    assert configure(con, reason="重新配置。", read_line=Answers(new_val, "", "")) is True
+    assert configure(con, reason="重新配置。", read_line=Answers(new_val, "", "", "")) is True
     assert read_env(sandbox) == {
         new_key: new_val,
         "ANTHROPIC_BASE_URL": "https://gw.example.com",
@@ -220,14 +221,14 @@ def test_blank_keeps_current_url_and_model_dash_clears(sandbox):
     put(sandbox, f"ANTHROPIC_AUTH_TOKEN={TOKEN}\nANTHROPIC_BASE_URL=https://gw.example.com\n"
                  + "".join(f"{k}=m-1\n" for k in MODEL_KEYS))
     con = new_console()
-    assert configure(con, reason="r", read_line=Answers(TOKEN2, "", "")) is True
+    assert configure(con, reason="r", read_line=Answers(TOKEN2, "", "", "")) is True
     assert read_env(sandbox) == {"ANTHROPIC_AUTH_TOKEN": TOKEN2,
                                  "ANTHROPIC_BASE_URL": "https://gw.example.com",
                                  **dict.fromkeys(MODEL_KEYS, "m-1")}
     assert "现在是 https://gw.example.com" in out(con) and "现在是 m-1" in out(con)
 
     envmod.load_dotenv()
-    assert configure(new_console(), reason="r", read_line=Answers(TOKEN2, "-", "-")) is True
+    assert configure(new_console(), reason="r", read_line=Answers(TOKEN2, "-", "-", "")) is True
     assert read_env(sandbox) == {"ANTHROPIC_AUTH_TOKEN": TOKEN2}
     assert "ANTHROPIC_BASE_URL" not in os.environ
     assert not any(k in os.environ for k in MODEL_KEYS)
@@ -235,13 +236,75 @@ def test_blank_keeps_current_url_and_model_dash_clears(sandbox):
 
 def test_new_model_replaces_all_three(sandbox):
     put(sandbox, f"ANTHROPIC_AUTH_TOKEN={TOKEN}\n" + "".join(f"{k}=old\n" for k in MODEL_KEYS))
-    assert configure(new_console(), reason="r", read_line=Answers(TOKEN, "", "new-model"))
+    assert configure(new_console(), reason="r", read_line=Answers(TOKEN, "", "new-model", ""))
     assert all(read_env(sandbox)[k] == "new-model" for k in MODEL_KEYS)
+
+
+@pytest.mark.parametrize(("typed", "window"), [
+    ("1000000", 1_000_000), ("1m", 1_000_000), ("1M", 1_000_000), ("200k", 200_000),
+    ("200K", 200_000), ("1_000_000", 1_000_000), ("1,000,000", 1_000_000),
+    ("1.5m", 1_500_000), (" 300000 ", 300_000),
+])
+def test_the_window_is_asked_and_written_0600(sandbox, typed, window):
+    con = new_console()
+    ans = Answers(KEY, "", "claude-opus-5", typed)
+    assert configure(con, reason="r", read_line=ans) is True
+    assert ans.used == 4
+    assert read_env(sandbox)["FLOWER_WINDOW"] == str(window)
+    assert stat.S_IMODE(sandbox.stat().st_mode) == 0o600
+    assert os.environ["FLOWER_WINDOW"] == str(window)  # in force at once
+    from flower.core.agent import HandoffPolicy
+
+    assert HandoffPolicy().window == window  # the handoff thresholds follow it
+    assert "上下文窗口" in out(con)
+
+
+def test_enter_keeps_the_model_name_guess(sandbox):
+    con = new_console()
+    assert configure(con, reason="r", read_line=Answers(KEY, "", "claude-haiku-4-5", ""))
+    assert "FLOWER_WINDOW" not in read_env(sandbox) and "FLOWER_WINDOW" not in os.environ
+    assert texts.SETUP_ASK_WINDOW.format(guess="200K") in out(con)  # guessed for that model
+
+
+@pytest.mark.parametrize("typed", ["abc", "0", "-5", "1g", "1e6"])
+def test_a_window_that_is_not_a_number_changes_nothing(sandbox, typed):
+    put(sandbox, f"ANTHROPIC_API_KEY={KEY}\nFLOWER_WINDOW=400000\n")
+    con = new_console()
+    assert configure(con, reason="r", read_line=Answers(KEY, "", "", typed)) is True
+    assert read_env(sandbox)["FLOWER_WINDOW"] == "400000"
+    assert texts.SETUP_WINDOW_BAD.format(answer=typed).strip() in out(con)
+
+
+def test_a_saved_window_is_kept_or_cleared(sandbox):
+    put(sandbox, f"ANTHROPIC_API_KEY={KEY}\nFLOWER_WINDOW=400000\n")
+    con = new_console()
+    assert configure(con, reason="r", read_line=Answers(KEY, "", "", "")) is True
+    assert read_env(sandbox)["FLOWER_WINDOW"] == "400000"
+    assert texts.SETUP_ASK_WINDOW_KEEP.format(current="400000") in out(con)
+    assert configure(new_console(), reason="r", read_line=Answers(KEY, "", "", "-")) is True
+    assert "FLOWER_WINDOW" not in read_env(sandbox)
+
+
+def test_the_window_reaches_a_runtime_from_the_file_alone(sandbox, monkeypatch):
+    """Next start: the file is read without exporting it, and the Runtime's handoff
+    thresholds still use the saved window."""
+    assert configure(new_console(), reason="r", read_line=Answers(KEY, "", "", "250k"))
+    for key in ("FLOWER_WINDOW", "ANTHROPIC_API_KEY"):
+        monkeypatch.delenv(key, raising=False)
+    from flower.core.runtime import Runtime
+
+    rt = Runtime(workspace=sandbox.parent / "ws", run_dir=sandbox.parent / "runs")
+    try:
+        assert "FLOWER_WINDOW" not in os.environ
+        rt._handoff_ctl.begin_step()
+        assert rt._handoff_ctl.limits.window == 250_000
+    finally:
+        rt.close()
 
 
 def test_token_never_shown_or_stored_elsewhere(sandbox, tmp_path, capsys):
     con = new_console()
-    assert configure(con, reason="r", read_line=Answers(KEY, "https://gw/v1", "m"))
+    assert configure(con, reason="r", read_line=Answers(KEY, "https://gw/v1", "m", ""))
     assert KEY not in out(con)
     assert envmod.mask(KEY) in out(con)
     captured = capsys.readouterr()
@@ -257,7 +320,7 @@ def test_save_failure_reports_and_changes_nothing(sandbox, monkeypatch):
 
     monkeypatch.setattr(envmod, "write_user_env", boom)
     con = new_console()
-    assert configure(con, reason="r", read_line=Answers(KEY, "", "")) is False
+    assert configure(con, reason="r", read_line=Answers(KEY, "", "", "")) is False
     assert "x 存不进" in out(con) and KEY not in out(con)
     assert "ANTHROPIC_API_KEY" not in os.environ
 
@@ -267,7 +330,7 @@ def test_shadowing_sources_are_named(sandbox, monkeypatch):
     monkeypatch.setenv("ANTHROPIC_AUTH_TOKEN", "exported-old-token-123456")
     con = new_console()
     assert configure(con, reason="r",
-                     read_line=Answers(TOKEN, "https://gw.example.com", "")) is True
+                     read_line=Answers(TOKEN, "https://gw.example.com", "", "")) is True
     text = out(con)
     assert texts.SETUP_SHADOWED.format(key="ANTHROPIC_BASE_URL",
                                        where=Path.cwd() / ".env") in text
@@ -279,7 +342,7 @@ def test_shadowing_sources_are_named(sandbox, monkeypatch):
 def test_stale_exported_key_of_the_other_kind_is_named(sandbox, monkeypatch):
     monkeypatch.setenv("ANTHROPIC_API_KEY", KEY)
     con = new_console()
-    assert configure(con, reason="r", read_line=Answers(TOKEN, "", "")) is True
+    assert configure(con, reason="r", read_line=Answers(TOKEN, "", "", "")) is True
     assert "ANTHROPIC_API_KEY" not in os.environ  # gone for this process
     assert texts.SETUP_SHADOWED_STALE.format(key="ANTHROPIC_API_KEY",
                                              where=texts.SETUP_SHADOW_PROCESS,
@@ -291,7 +354,7 @@ def test_no_shadow_warning_for_values_from_the_user_file(sandbox):
     put(sandbox, f"ANTHROPIC_AUTH_TOKEN={TOKEN}\n")
     envmod.load_dotenv()
     con = new_console()
-    assert configure(con, reason="r", read_line=Answers(TOKEN2, "", ""))
+    assert configure(con, reason="r", read_line=Answers(TOKEN2, "", "", ""))
     assert "注意" not in out(con)
 
 
@@ -309,7 +372,7 @@ def test_default_reader_hides_the_token_on_a_tty(sandbox, monkeypatch):
         calls.append(("getpass", prompt))
         return KEY
 
-    answers = iter(["", "m-1"])
+    answers = iter(["", "m-1", ""])
 
     def fake_input(prompt=""):
         calls.append(("input", prompt))
@@ -319,7 +382,7 @@ def test_default_reader_hides_the_token_on_a_tty(sandbox, monkeypatch):
     monkeypatch.setattr(setup_screen.getpass, "getpass", fake_getpass)
     monkeypatch.setattr(builtins, "input", fake_input)
     assert configure(new_console(), reason="r") is True
-    assert [c[0] for c in calls] == ["getpass", "input", "input"]
+    assert [c[0] for c in calls] == ["getpass", "input", "input", "input"]
     assert read_env(sandbox)["ANTHROPIC_API_KEY"] == KEY
 
 
@@ -364,7 +427,7 @@ def test_missing_and_not_interactive_prints_the_message(sandbox):
 
 def test_missing_and_interactive_runs_the_screen_then_probes(server, sandbox):
     con = new_console()
-    ans = Answers(KEY, server.url, "")
+    ans = Answers(KEY, server.url, "", "")
     assert ensure_credentials(con, interactive=True, read_line=ans) is True
     text = out(con)
     assert texts.SETUP_REASON_FIRST in text and "+ 存好了" in text
@@ -402,7 +465,7 @@ def test_rejected_gets_one_reconfigure_then_passes(server, status, line):
     configured(server)
     server.script(fault(status))  # then the default queue answers 200
     con = new_console()
-    ans = Answers(KEY2, "", "")
+    ans = Answers(KEY2, "", "", "")
     assert ensure_credentials(con, interactive=True, read_line=ans) is True
     text = out(con)
     assert line in text and f"HTTP {status}" in text
@@ -418,9 +481,9 @@ def test_second_failure_gives_up(server, status):
     configured(server)
     server.script(fault(status), fault(status))
     con = new_console()
-    ans = Answers(KEY2, "", "")
+    ans = Answers(KEY2, "", "", "")
     assert ensure_credentials(con, interactive=True, read_line=ans) is False
-    assert ans.used == 3  # one screen only
+    assert ans.used == 4  # one screen only
     text = out(con)
     assert text.count(texts.SETUP_PROBING) == 2
     assert text.count("配置 flower") == 1
@@ -439,7 +502,7 @@ def test_rejection_detail_is_redacted(server):
     configured(server)
     server.script(fault(401, f"invalid x-api-key {KEY}"), fault(401, f"invalid x-api-key {KEY2}"))
     con = new_console()
-    ensure_credentials(con, interactive=True, read_line=Answers(KEY2, "", ""))
+    ensure_credentials(con, interactive=True, read_line=Answers(KEY2, "", "", ""))
     assert KEY not in out(con) and KEY2 not in out(con)
 
 
@@ -535,7 +598,7 @@ def test_reconfigure_after_credential_failure(sandbox):
     error = f"API Error: 401 invalid x-api-key {KEY} " + "x" * 300
     con = new_console()
     assert reconfigure_after_failure(con, error, interactive=True,
-                                     read_line=Answers(KEY2, "", "")) is True
+                                     read_line=Answers(KEY2, "", "", "")) is True
     text = out(con)
     head = text.split("! 看起来是凭证不对:", 1)[1].splitlines()[0]
     assert len(head) <= 120 and envmod.mask(KEY) in head
@@ -585,7 +648,7 @@ def test_run_setup_with_piped_stdin(server, sandbox, monkeypatch, capsys):
 def test_run_setup_reason_again_when_file_exists(sandbox):
     put(sandbox, "FOO=bar\n")
     con = new_console()
-    assert run_setup(con, read_line=Answers(TOKEN, "", ""), probe=False) == 0
+    assert run_setup(con, read_line=Answers(TOKEN, "", "", ""), probe=False) == 0
     assert texts.SETUP_REASON_AGAIN in out(con)
     assert read_env(sandbox) == {"ANTHROPIC_AUTH_TOKEN": TOKEN, "FOO": "bar"}
     assert texts.SETUP_PROBING not in out(con)
@@ -600,7 +663,7 @@ def test_run_setup_cancelled_is_1(sandbox):
 def test_run_setup_probe_verdicts(server, sandbox, status, code):
     server.script(fault(status))
     con = new_console()
-    assert run_setup(con, read_line=Answers(KEY, server.url, "")) == code
+    assert run_setup(con, read_line=Answers(KEY, server.url, "", "")) == code
     assert read_env(sandbox)["ANTHROPIC_API_KEY"] == KEY  # saved either way
     assert "+ 凭证可用" not in out(con)
     assert ("探针没打通" in out(con)) is (code == 0)
@@ -608,12 +671,12 @@ def test_run_setup_probe_verdicts(server, sandbox, status, code):
 
 def test_run_setup_outage_is_0(server, sandbox):
     server.outage()
-    assert run_setup(new_console(), read_line=Answers(KEY, server.url, "")) == 0
+    assert run_setup(new_console(), read_line=Answers(KEY, server.url, "", "")) == 0
 
 
 def test_run_setup_flower_no_probe(server, sandbox, monkeypatch):
     monkeypatch.setenv("FLOWER_NO_PROBE", "yes")
-    assert run_setup(new_console(), read_line=Answers(KEY, server.url, "")) == 0
+    assert run_setup(new_console(), read_line=Answers(KEY, server.url, "", "")) == 0
     assert server.message_requests() == []
 
 

@@ -113,7 +113,7 @@ def test_unclosed_fence_means_cut_off_so_incomplete() -> None:
 
 def test_required_sections_are_only_doing_and_next() -> None:
     assert REQUIRED == ("doing", "next")
-    assert Handoff().missing() == ["现在在做", "下一步"]
+    assert Handoff().missing() == ["现在在做什么", "下一步"]
     assert Handoff(doing="x").missing() == ["下一步"]
     assert Handoff(doing="x", next="y").complete()  # no dead ends is legitimate early on
     assert not Handoff(doing="x", next="  ").complete()
@@ -130,7 +130,7 @@ def test_markdown_form_and_round_trip() -> None:
     lines = md.splitlines()
     assert lines[0] == "# 交接书(干活)"
     assert sum(line.startswith("> ") for line in lines) == 2
-    assert md.index("## 现在在做") < md.index("## 已定的事") < md.index("## 走不通的") \
+    assert md.index("## 现在在做什么") < md.index("## 已经定下的") < md.index("## 走不通的路") \
         < md.index("## 下一步") < md.index("## 现场")
     assert md.count(texts.HANDOFF_EMPTY) == 3
     back = Handoff.parse(md, step="干活")
@@ -144,8 +144,8 @@ def test_prompt_block_stands_on_its_own() -> None:
     for body in (WANT.doing, WANT.decided, WANT.deadends, WANT.next, WANT.scene):
         assert body in block
     sparse = Handoff(doing="做A", next="做B").prompt_block()
-    assert "## 已定的事" not in sparse and texts.HANDOFF_EMPTY not in sparse
-    assert "## 现在在做\n做A" in sparse and "## 下一步\n做B" in sparse
+    assert "## 已经定下的" not in sparse and texts.HANDOFF_EMPTY not in sparse
+    assert "## 现在在做什么\n做A" in sparse and "## 下一步\n做B" in sparse
 
 
 def test_write_and_load_atomically(tmp_path: Path) -> None:

@@ -93,3 +93,14 @@ def test_prompts_ask_for_headings_the_parsers_accept() -> None:
     for field, heading in zip(vocab.HANDOFF_ALIASES, vocab.HANDOFF_SECTIONS, strict=True):
         assert heading in vocab.HANDOFF_ALIASES[field]
         assert asks(prompts.HANDOFF_PROMPT, heading), heading
+
+
+def test_interrupt_note_says_failures_after_an_interrupt_are_its_side_effect() -> None:
+    """After an interrupt the model sees half-run tools fail; left alone it debugs the
+    "environment" and writes defensive rules. The note says: retry, do not investigate,
+    add no defensive rules."""
+    note = prompts.INTERRUPT_NOTE
+    assert "插话造成的" in note and "副作用" in note
+    assert "直接重试" in note
+    assert "不要去排查" in note
+    assert "不要因此加防御性的规则" in note

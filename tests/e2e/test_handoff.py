@@ -128,7 +128,7 @@ async def test_handoff_mid_step_continues_in_a_new_session(
     doc = Handoff.load(path)
     assert doc is not None and doc.complete() and not doc.degraded
     assert doc.doing == "解析器写完了,正在补测试" and doc.step == "干活"
-    assert "## 走不通的\n- 换第三方库:版本锁不住" in path.read_text(encoding="utf-8")
+    assert "## 走不通的路\n- 换第三方库:版本锁不住" in path.read_text(encoding="utf-8")
 
     phases = [ev.payload["phase"] for ev in handoffs(events)]
     assert phases == ["near", "writing", "done", "near"]  # one warning per generation

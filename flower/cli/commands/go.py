@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from flower import texts
@@ -25,6 +26,20 @@ def start_prompt(out: Console, *, waking: bool) -> str | None:
         return input("> ")
     except (EOFError, KeyboardInterrupt):
         return None
+
+
+def _already_clarified(out: Console, state: dict, ws: Path, run_dir: Path, *,
+                       isolate: bool) -> ExitCode:
+    """``--clarify-only`` where the brief is already complete: nothing to run, but the run
+    ends as one does — the workbench index is built and the closing line printed (nothing
+    was spent), as the original flower's run with a skipped clarify step did."""
+    from flower.core.manifest import FILENAME
+    from flower.core.workbench import Workbench
+
+    out.print(texts.CLARIFY_ONLY_DONE.format(path=state["brief"]))
+    Workbench.for_workspace(ws, isolate=isolate).refresh()
+    out.print(texts.CLOSING.format(cost=0.0, manifest=run_dir / FILENAME), highlight=False)
+    return ExitCode.OK
 
 
 def go(g: Globals, ask: str | None, *, asks: int, rounds: int, no_goal: bool,
@@ -52,8 +67,7 @@ def go(g: Globals, ask: str | None, *, asks: int, rounds: int, no_goal: bool,
         if not ask.strip() and not (state["waking"] and not new):
             return fail(out, texts.EMPTY_ASK)
     if clarify_only and state["waking"] and not new:
-        out.print(texts.CLARIFY_ONLY_DONE.format(path=state["brief"]))
-        return ExitCode.OK
+        return _already_clarified(out, state, ws, run_dir, isolate=isolate)
     if state["waking"] and not new:
         out.print(f"[bold cyan]{escape(wake_banner(state))}[/]")
     try:

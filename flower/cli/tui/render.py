@@ -128,8 +128,8 @@ class Renderer:
             self.line(f"  # {ev.text}", "yellow")
             return
         sections = p.get("sections") or {}
-        for key, title in zip(("doing", "decided", "deadends", "next"), texts.HANDOFF_SECTIONS,
-                              strict=False):
+        for key, title in zip(("doing", "decided", "deadends", "next"), texts.HANDOFF_UI_LABELS,
+                              strict=True):
             first = clean(str(sections.get(key) or "")).strip().splitlines()[:1]
             self.line(f"    - {title}:{first[0][:90] if first else texts.HANDOFF_EMPTY}",
                       "yellow")

@@ -12,7 +12,9 @@ Two gates stand before a run (:func:`ensure_credentials`):
    when the caller says ``probe=False``, when ``FLOWER_NO_PROBE`` is set, or when not
    interactive (an unattended run must not stall on a screen nobody sees).
 
-The screen asks three things (token, gateway root, model) and writes
+The screen asks four things (token, gateway root, model, context window — optional: the
+model-name guess stands unless a number is given, and the handoff thresholds follow it) and
+writes
 ``${XDG_CONFIG_HOME:-~/.config}/flower/.env`` atomically with mode 0600, keeping the other keys
 already in that file. The token is read hidden on a terminal and only ever shown masked.
 
@@ -45,6 +47,7 @@ API_KEY = "ANTHROPIC_API_KEY"
 AUTH_TOKEN = "ANTHROPIC_AUTH_TOKEN"
 BASE_URL = "ANTHROPIC_BASE_URL"
 MODEL_KEYS = ("ANTHROPIC_MODEL", "ANTHROPIC_DEFAULT_OPUS_MODEL", "ANTHROPIC_DEFAULT_SONNET_MODEL")
+WINDOW = "FLOWER_WINDOW"
 PROBE_TIMEOUT = 20.0  # seconds: long enough for a slow gateway, short enough to wait for
 RULE_WIDTH = 110  # output width cap: lines stay readable on a wide terminal
 
@@ -135,6 +138,28 @@ def normalize_base_url(url: str) -> tuple[str, str]:
             root = root[: -len(suffix)].rstrip("/")
             break
     return root, tail
+
+
+_WINDOW_RE = re.compile(r"(\d+(?:\.\d+)?)\s*([km]?)", re.IGNORECASE)
+
+
+def parse_window(answer: str) -> int | None:
+    """A context window typed by a person: ``1000000``, ``1_000_000``, ``1,000,000``,
+    ``1m``, ``200k``, ``1.5m``. ``None`` for anything else, including 0."""
+    m = _WINDOW_RE.fullmatch(answer.strip().replace("_", "").replace(",", ""))
+    if m is None:
+        return None
+    scale = {"": 1, "k": 1_000, "m": 1_000_000}[m.group(2).lower()]
+    value = int(float(m.group(1)) * scale)
+    return value if value > 0 else None
+
+
+def _tokens(n: int) -> str:
+    """``1000000`` → ``1M``, ``200000`` → ``200K`` (what the window question shows)."""
+    for unit, size in (("M", 1_000_000), ("K", 1_000)):
+        if n % size == 0:
+            return f"{n // size}{unit}"
+    return str(n)
 
 
 def _read_user_file(path: Path) -> dict[str, str]:
@@ -234,6 +259,9 @@ def _configure(console: Console, reason: str, read_line: ReadLine | None) -> boo
     if answer:  # blank keeps what the file has (nothing there = the default model)
         chosen.update(dict.fromkeys(MODEL_KEYS, "" if answer == texts.SETUP_CLEAR else answer))
 
+    # 4. context window (optional): the handoff thresholds follow it
+    _ask_window(console, read_line, chosen, old)
+
     # The file: our answers first, then every other key already there — minus the credential
     # of the other kind (an API key beats a token, so a stale one would shadow the new one).
     chosen[other] = ""
@@ -273,6 +301,33 @@ def _configure(console: Console, reason: str, read_line: ReadLine | None) -> boo
     return True
 
 
+def _ask_window(console: Console, read_line: ReadLine | None, chosen: dict[str, str],
+                old: dict[str, str]) -> None:
+    """Blank keeps what the file has (nothing there: the model-name guess, shown for the
+    model this screen leaves in place); ``-`` drops it; a number becomes ``FLOWER_WINDOW``."""
+    from flower.core.agent import guess_window
+
+    current = old.get(WINDOW, "")
+    if current:
+        _say(console, texts.SETUP_ASK_WINDOW_KEEP.format(current=current), "bold")
+    else:
+        model = chosen.get(MODEL_KEYS[0], old.get(MODEL_KEYS[0], os.environ.get(MODEL_KEYS[0],
+                                                                                "")))
+        guess = guess_window({MODEL_KEYS[0]: model})
+        _say(console, texts.SETUP_ASK_WINDOW.format(guess=_tokens(guess)), "bold")
+    answer = _ask(read_line)
+    if not answer:
+        return
+    if answer == texts.SETUP_CLEAR:
+        chosen[WINDOW] = ""
+        return
+    window = parse_window(answer)
+    if window is None:
+        _say(console, texts.SETUP_WINDOW_BAD.format(answer=answer), "yellow")
+        return
+    chosen[WINDOW] = str(window)
+
+
 # --- the two gates --------------------------------------------------------------------------------
 
 def _probe_disabled(probe: bool) -> bool:
@@ -290,7 +345,7 @@ def _net_detail(detail: str) -> str:
 
 
 def _say_rejected(console: Console, verdict: str, detail: str) -> None:
-    line = texts.SETUP_PROBE_AUTH if verdict == "auth" else texts.SETUP_PROBE_CONFIG
+    line = texts.SETUP_PROBE_AUTH if verdict == envmod.PROBE_AUTH else texts.SETUP_PROBE_CONFIG
     _say(console, line.format(detail=detail), "bold yellow")
 
 
@@ -308,10 +363,10 @@ def ensure_credentials(console: Console, *, interactive: bool, probe: bool = Tru
         return True
     for attempt in (1, 2):
         verdict, detail = _run_probe(console)
-        if verdict == "net":
+        if verdict == envmod.PROBE_NET:
             _say(console, texts.SETUP_PROBE_NET.format(detail=_net_detail(detail)), "dim")
             return True
-        if verdict not in ("auth", "config"):
+        if verdict not in (envmod.PROBE_AUTH, envmod.PROBE_CONFIG):
             return True
         _say_rejected(console, verdict, detail)
         if attempt == 2:
@@ -355,10 +410,10 @@ def run_setup(console: Console, *, read_line: ReadLine | None = None,
     if _probe_disabled(probe):
         return ExitCode.OK
     verdict, detail = _run_probe(console)
-    if verdict == "net":
+    if verdict == envmod.PROBE_NET:
         _say(console, texts.SETUP_PROBE_NET_SAVED.format(detail=_net_detail(detail)), "dim")
         return ExitCode.OK
-    if verdict in ("auth", "config"):
+    if verdict in (envmod.PROBE_AUTH, envmod.PROBE_CONFIG):
         _say_rejected(console, verdict, detail)
         _say(console, texts.SETUP_RETRY_HINT, "red")
         return ExitCode.FAILED
