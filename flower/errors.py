@@ -17,8 +17,9 @@ import unicodedata
 from pathlib import Path
 
 __all__ = ["LIMIT", "BadInput", "CopyError", "CorruptManifest", "CorruptState",
-           "CredentialsMissing", "FlowerError", "NoRuns", "StoreCorruptError", "StoreOffline",
-           "StoreUnavailable", "StoreVersionError", "TargetError", "Unstorable", "one_line"]
+           "CredentialsMissing", "FlowerError", "NoRuns", "SandboxUnavailable",
+           "StoreCorruptError", "StoreOffline", "StoreUnavailable", "StoreVersionError",
+           "TargetError", "Unstorable", "one_line"]
 
 
 class FlowerError(Exception):
@@ -37,6 +38,11 @@ class BadInput(FlowerError, ValueError):
 class CredentialsMissing(FlowerError, RuntimeError):
     """No credential is configured; the message lists where one can go. Still a
     ``RuntimeError``: a ``Runtime`` raised exactly that before this class existed."""
+
+
+class SandboxUnavailable(FlowerError, RuntimeError):
+    """``--sandbox on``/``strict`` (or a spec's ``sandbox``) on a machine without a command
+    sandbox; the message says what is missing and how to get it."""
 
 
 class StoreUnavailable(FlowerError, RuntimeError):

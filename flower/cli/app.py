@@ -7,7 +7,8 @@
 Kept import-light: only click is imported at module load; everything heavy (rich, the SDK,
 prompt_toolkit) is imported inside the command that needs it, so ``flower --help`` is fast.
 
-Global flags (``-w -r -v -W -T --store --run``) may stand before or after the command:
+Global flags (``-w -r -v -W -T --store --run --sandbox --allow-domain``) may stand before or
+after the command:
 they are lifted out of the argument list before click parses it, and the first remaining
 word decides the command — anything that is not a command name is the ask of ``go``.
 
@@ -34,7 +35,10 @@ COMMANDS = ("go", "run", "once", "setup", "demo", "log", "analyze", "store", "wo
 # flag -> takes a value?
 GLOBAL_FLAGS = {"-w": True, "--workspace": True, "-r": True, "--run-dir": True,
                 "-v": False, "--verbose": False, "-W": False, "--workbench": False,
-                "-T": False, "--trim": False, "--store": True, "--run": True}
+                "-T": False, "--trim": False, "--store": True, "--run": True,
+                "--sandbox": True, "--allow-domain": True}
+#: ``--sandbox`` values (flower.core.sandbox.MODES, not imported: ``--help`` stays light)
+SANDBOX_MODES = ("auto", "on", "strict", "off")
 HELP = ("-h", "--help")
 GROUP_ONLY = (*HELP, "-V", "--version")  # answered by the group itself
 HARD_EXIT = "flower.hard_exit"  # ctx.meta key: this command talked to Temporal (see _leave)
@@ -172,10 +176,18 @@ def temporal_options() -> Any:
               help="Session store: postgresql://… or a sessions.db path "
                    "(default: $FLOWER_STORE_URL, else <run-dir>/sessions.db).")
 @click.option("--run", "run", default=None, metavar="NAME", help=RUN_FLAG_HELP)
+@click.option("--sandbox", "sandbox", type=click.Choice(SANDBOX_MODES), default="auto",
+              show_default=True,
+              help="go/run/once: OS sandbox for Bash. auto: the read-only roles where this "
+                   "machine has one; on: that or fail; strict: workers too; off.")
+@click.option("--allow-domain", "allow_domain", multiple=True, metavar="D",
+              help="--sandbox strict: one more host workers' commands may reach (repeatable; "
+                   "package registries and git hosts are on the list already).")
 @click.version_option(__version__, "-V", "--version", prog_name="flower")
 @click.pass_context
 def main(ctx: click.Context, workspace: str, run_dir: str | None, verbose: bool,
-         workbench: bool, trim: bool, store: str | None, run: str | None) -> None:
+         workbench: bool, trim: bool, store: str | None, run: str | None, sandbox: str,
+         allow_domain: tuple[str, ...]) -> None:
     """flower: long-horizon agent runs that survive crashes, outages and full context windows.
 
     \b
@@ -194,7 +206,8 @@ def main(ctx: click.Context, workspace: str, run_dir: str | None, verbose: bool,
 
         # the run name of a shared store (stores/book.py), read by every Runtime here
         os.environ["FLOWER_RUN"] = run
-    ctx.obj = Globals(workspace, run_dir, verbose, workbench, trim, store, run)
+    ctx.obj = Globals(workspace, run_dir, verbose, workbench, trim, store, run, sandbox,
+                      allow_domain)
     if ctx.invoked_subcommand is None:
         click.echo(ctx.get_help())
 

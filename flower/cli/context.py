@@ -26,6 +26,8 @@ class Globals:
     trim: bool
     store: str | None = None
     run: str | None = None
+    sandbox: str = "auto"
+    allow_domain: tuple[str, ...] = ()
 
 
 def dirs(g: Globals) -> tuple[Path, Path]:

@@ -28,11 +28,16 @@ calib_path = windows_path
 if TYPE_CHECKING:  # the SDK is imported lazily: `flower --help` must not pay for it
     from claude_agent_sdk import ClaudeAgentOptions, SessionStore
 
+    from flower.core.sandbox import SandboxPolicy
+
 #: Domain skills and agents shipped *inside* the installed package (kept at the
 #: repo root they would be missing from a pip-installed copy, which then silently runs without).
 PLUGIN_DIR = Path(__file__).resolve().parent.parent / "plugins"
 
 _COMPACT_MODES = ("auto", "no_summary", "off")
+#: Variables a sandboxed Bash keeps even when a ``.env`` file set them (it needs them to run).
+_KEEP_FOR_BASH = frozenset({"PATH", "HOME", "USER", "SHELL", "LANG", "LC_ALL", "TERM",
+                            "TMPDIR"})
 
 
 @dataclass
@@ -240,6 +245,9 @@ class AgentSpec:
     #: Which built-in role this is ("coordinator", "clarifier", "judge", "oracle" or "" for
     #: a plain agent): decides how the Runtime walls it and what its deny reasons say.
     role: str = ""
+    #: This spec's sandbox mode ("auto", "on", "strict", "off"), overriding the Runtime's;
+    #: None follows the Runtime (flower/core/sandbox.py says what each role gets).
+    sandbox: str | None = None
 
 
 def config_dir_for(env: dict[str, str]) -> str:
@@ -273,11 +281,15 @@ def build_options(
     flush: str = "eager",
     prelude: str = "",
     extra_env: dict[str, str] | None = None,
+    sandbox: SandboxPolicy | None = None,
 ) -> ClaudeAgentOptions:
     """Compile ``spec`` into ``ClaudeAgentOptions``.
 
     ``fork`` and ``resume_at`` only mean something together with ``resume``. ``extra_env``
     is layered *under* the spec's own env (flower's defaults never override the author).
+    ``sandbox`` walls the spec's Bash as its role and the policy say (None: no sandbox, as
+    before there was one); it may move the model credential out of the env into an
+    ``apiKeyHelper`` and add hooks after the spec's own.
     """
     from claude_agent_sdk import ClaudeAgentOptions
 
@@ -287,6 +299,23 @@ def build_options(
     if spec.compact is not None:
         env.update(spec.compact.env())
     env["CLAUDE_CONFIG_DIR"] = config_dir_for(env)
+    hooks = spec.hooks
+    settings: str | None = None
+    if sandbox is not None:
+        from flower.core.sandbox import plan
+
+        walled = plan(sandbox, role=spec.role, tools=spec.allowed_tools, override=spec.sandbox,
+                      env=env, cwd=cwd or os.getcwd(),
+                      home=env.get("HOME") or os.environ.get("HOME") or str(Path.home()),
+                      config_dir=env["CLAUDE_CONFIG_DIR"], add_dirs=add_dirs or (),
+                      can_dispatch=spec.delegate_only or bool(spec.agents),
+                      hide=[k for k in extra_env or {} if k not in spec.env
+                            and k not in _KEEP_FOR_BASH])
+        settings = walled.settings_json()
+        if walled.hooks:
+            hooks = {k: list(v) for k, v in (hooks or {}).items()}
+            for event, matchers in walled.hooks.items():
+                hooks.setdefault(event, []).extend(matchers)
 
     kw: dict[str, Any] = {
         "system_prompt": {"type": "preset", "preset": "claude_code", "append": append},
@@ -305,11 +334,14 @@ def build_options(
     if session_store is not None:
         kw["session_store"] = session_store
         kw["session_store_flush"] = flush
-    for name in ("model", "effort", "max_turns", "max_budget_usd", "agents", "mcp_servers",
-                 "hooks"):
+    if settings:
+        kw["settings"] = settings
+    for name in ("model", "effort", "max_turns", "max_budget_usd", "agents", "mcp_servers"):
         value = getattr(spec, name)
         if value:
             kw[name] = value
+    if hooks:
+        kw["hooks"] = hooks
     if resume:
         kw["resume"] = resume
         if fork:

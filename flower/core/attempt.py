@@ -112,6 +112,7 @@ class Attempt:
             guarded(spec, rt.workbench, rt.spill_threshold), cwd=rt.workspace,
             session_store=rt.store, resume=resume, fork=fork, resume_at=resume_at,
             portable=rt.portable, add_dirs=add_dirs, extra_env=rt._agent_env(),
+            sandbox=rt.sandbox,
         )
         return prompt, options
 

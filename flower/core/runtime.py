@@ -34,7 +34,8 @@ from flower.core.manifest import FILENAME as MANIFEST_NAME
 from flower.core.manifest import Manifest
 from flower.core.paths import project_key as _project_key
 from flower.core.resilience import Resilience, classify, nap
-from flower.errors import CredentialsMissing
+from flower.core.sandbox import SandboxPolicy, sandbox_policy
+from flower.errors import CredentialsMissing, SandboxUnavailable
 from flower.stores.backend import layered_store
 from flower.stores.book import remote_book
 from flower.stores.book import run_name as run_name_for
@@ -66,6 +67,8 @@ class StepResult:
     resumed: bool = False
     retired: list[str] = field(default_factory=list)
     context: int = 0
+    #: The wall its Bash ran behind: "off", "readonly", "workspace", "workspace+net".
+    sandbox: str = ""
 
     @property
     def duration_s(self) -> float:
@@ -123,7 +126,13 @@ class Runtime:
         handoff: HandoffPolicy | bool = True,
         store: Any = None,
         run_name: str | None = None,
+        sandbox: SandboxPolicy | str | bool | None = "auto",
     ) -> None:
+        # --sandbox on|strict without a sandbox here: an error before anything else happens
+        self.sandbox: SandboxPolicy = sandbox_policy(sandbox)
+        unavailable = self.sandbox.problem()
+        if unavailable:
+            raise SandboxUnavailable(unavailable)
         self.workspace = Path(workspace).expanduser().resolve()
         self.workspace.mkdir(parents=True, exist_ok=True)
         self.run_dir = Path(run_dir).expanduser().resolve()
@@ -271,6 +280,10 @@ class Runtime:
         self._spec_secrets.update(secret_values(spec.env))
         secrets = self._secrets()  # once per step, not once per event
         emit = _safe_sink(on_event, scrub=lambda text: redact(text, secrets))
+        result.sandbox = self.sandbox.wall(spec.role, spec.allowed_tools, spec.sandbox)
+        emit(Event("system", text=texts.SANDBOX_STEP.format(
+            wall=texts.SANDBOX_WALLS[result.sandbox]),
+            payload={"subtype": "sandbox", "sandbox": result.sandbox, "step": name}))
         first = _Next(prompt, resume, fork, resume_at) if resume else _Next(prompt, resume)
         self._handoff_ctl.begin_step()
         try:

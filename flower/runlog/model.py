@@ -36,6 +36,9 @@ are agent time: the sum of the rows' ``duration_s``.
             cost_usd    float
             started_at, ended_at, duration_s   float | null
             rounds      [int]       context size per main-thread API call, in order
+            sandbox     str | null  the wall its Bash ran behind: "off" | "readonly" |
+                                    "workspace" | "workspace+net" (null: written before
+                                    flower recorded it)
     sessions    {session id: [int]}  every round of each session found in sessions.db
     totals      runs, steps, ok, failed, sessions (distinct ids, live + retired),
                 cost_usd, duration_s, peak_context (largest round, 0 if none)
@@ -92,6 +95,7 @@ class Row:
     duration_s: float | None = None
     context: int = 0
     rounds: list[int] = field(default_factory=list)
+    sandbox: str | None = None
     errors: list[str] = field(default_factory=list)  # every failed attempt, oldest first
 
     @property
@@ -229,6 +233,7 @@ def _row(raw: dict[str, Any]) -> Row:
         num_turns=_count(raw.get("num_turns")),
         started_at=started, ended_at=ended, duration_s=duration,
         context=max(0, _count(raw.get("context"))),
+        sandbox=box if isinstance(box := raw.get("sandbox"), str) and box else None,
         errors=[_text(e) or "" for e in errors] if isinstance(errors, list) else [],
     )
 
@@ -342,7 +347,7 @@ def _row_json(row: Row) -> dict[str, Any]:
         "session_id": row.session_id, "retired": list(row.retired), "resumed": row.resumed,
         "cost_usd": row.cost_usd, "num_turns": row.num_turns,
         "started_at": row.started_at, "ended_at": row.ended_at, "duration_s": row.duration_s,
-        "context": row.context, "rounds": list(row.rounds),
+        "context": row.context, "rounds": list(row.rounds), "sandbox": row.sandbox,
     }
 
 

@@ -335,5 +335,21 @@ DIST_STATES = {"planning": "准备中", "running": "进行中", "done": "完成"
 BUG = "这是 flower 的 bug:{error}。完整的 traceback 在 {path},报告问题时请附上。"
 BUG_NO_FILE = "这是 flower 的 bug:{error}。traceback 没能写进文件({why}),附在下面,报告问题时请附上。"
 
+# --- the command sandbox (--sandbox; flower/core/sandbox.py) -------------------------------
+# auto on a machine without one: printed once at start, then the run goes on.
+SANDBOX_AUTO_OFF = ("没有命令沙箱({why}):协调者、澄清、判定、旁路问答的 Bash 这次只有 flower 的钩子把关,"
+                    "没有操作系统这道墙(不能写、不能联网、看不到凭证)。要它:{how}")
+# --sandbox on|strict on such a machine: the one line before exit 1.
+SANDBOX_UNAVAILABLE = "--sandbox {mode} 要用命令沙箱,但这台机器没有:{why}。{how},或者改用 --sandbox auto"
+SANDBOX_WHY_MISSING = "PATH 里找不到 {names}"
+SANDBOX_WHY_BROKEN = "bwrap 起不来沙箱:{detail}"
+SANDBOX_WHY_PLATFORM = "{platform} 上不支持"
+SANDBOX_HOW_LINUX = "装上即可:apt install bubblewrap socat"
+SANDBOX_HOW_BROKEN = "容器里要允许 user namespace(比如 docker run --security-opt seccomp=unconfined)"
+SANDBOX_HOW_OTHER = "在 Linux(或 WSL2)、macOS 上运行"
+# -v, at every step: which wall its Bash ran behind.
+SANDBOX_STEP = "沙箱:{wall}"
+SANDBOX_WALLS = {"off": "关", "readonly": "只读、不联网", "workspace": "只能写工作区、不联网",
+                 "workspace+net": "只能写工作区、联网限白名单"}
 
 __all__ = [name for name in dir() if name.isupper()]

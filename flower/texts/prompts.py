@@ -332,4 +332,8 @@ HANDOFF_HUMAN_WORDS = "交接期间人插了话,按这个调整:\n{words}"
 # network wait or a retry back-off): delivered with the next prompt under this label.
 HUMAN_WORDS_PENDING = "【人类插话】你还没看到的这段话是人类刚才说的,按它调整后继续:\n{words}"
 
+# A looking role (coordinator …) asked to run a command outside its sandbox.
+SANDBOX_NO_ESCAPE = ("这个角色的命令只能在沙箱里跑(只读、不联网),不能用 dangerouslyDisableSandbox。"
+                     "去掉它再试;要改东西或联网,派给 subagent。")
+
 __all__ = [name for name in dir() if name.isupper()]

@@ -301,7 +301,8 @@ def test_json_has_the_documented_keys(folder: dict[str, Path]) -> None:
     assert set(doc["runs"][0]["rows"][0]) == {
         "step", "base", "kind", "n", "ok", "error", "attempts", "session_id", "retired",
         "resumed", "cost_usd", "num_turns", "started_at", "ended_at", "duration_s", "context",
-        "rounds"}
+        "rounds", "sandbox"}
+    assert doc["runs"][0]["rows"][0]["sandbox"] is None  # a row written before it was recorded
     assert set(doc["totals"]) == {"runs", "steps", "ok", "failed", "sessions", "cost_usd",
                                   "duration_s", "peak_context"}
     assert [r["step"] for run in doc["runs"] for r in run["rows"]] == [s for s, _, _ in EXPECTED]

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from flower import texts
-from flower.cli.commands.local import credentials_ready, drive
+from flower.cli.commands.local import credentials_ready, drive, sandbox_ready
 from flower.cli.context import Globals, console, dirs, escape, fail
 from flower.cli.exitcodes import ExitCode
 from flower.errors import BadInput
@@ -52,7 +52,8 @@ def go(g: Globals, ask: str | None, *, asks: int, rounds: int, no_goal: bool,
 
     out = console()
     ws, run_dir = dirs(g)
-    if not credentials_ready(out, g):
+    policy = sandbox_ready(out, g)
+    if policy is None or not credentials_ready(out, g):
         return ExitCode.FAILED
     state = wake_state(ws, run_dir=run_dir, isolate=isolate)
     while ask is None:
@@ -78,4 +79,4 @@ def go(g: Globals, ask: str | None, *, asks: int, rounds: int, no_goal: bool,
     except BadInput as exc:
         return fail(out, str(exc))
     return drive(out, g, wf, ws, run_dir, trim=not no_trim,
-                 handoff=handoff_setting(window, enabled=not no_handoff))
+                 handoff=handoff_setting(window, enabled=not no_handoff), sandbox=policy)

@@ -16,6 +16,24 @@ if TYPE_CHECKING:
     from flower.workflow.base import Workflow
 
 
+def sandbox_ready(out: Console, g: Globals) -> Any:
+    """The ``--sandbox`` policy, or None after the one red line when ``on``/``strict`` cannot
+    be had here. Checked before the credentials: no model call (not even the probe) happens
+    for a run that cannot start. ``auto`` without a sandbox prints its one line and goes on."""
+    from flower.cli.context import escape
+    from flower.core.sandbox import DEFAULT_DOMAINS, SandboxPolicy
+
+    policy = SandboxPolicy(mode=g.sandbox, allow_domains=(*DEFAULT_DOMAINS, *g.allow_domain))
+    problem = policy.problem()
+    if problem:
+        fail(out, problem)
+        return None
+    notice = policy.notice()
+    if notice:
+        out.print(f"[yellow]! {escape(notice)}[/]", soft_wrap=True)
+    return policy
+
+
 def credentials_ready(out: Console, g: Globals) -> bool:
     """A credential is configured (asking for one in a terminal); ``-v`` prints the config."""
     from flower.cli.tui.setup_screen import describe_config, ensure_credentials
@@ -27,14 +45,16 @@ def credentials_ready(out: Console, g: Globals) -> bool:
 
 
 def drive(out: Console, g: Globals, wf: Workflow, ws: Path, run_dir: Path, *,
-          trim: bool, handoff: Any = True, workbench: Any = None) -> ExitCode:
+          trim: bool, handoff: Any = True, workbench: Any = None,
+          sandbox: Any = "auto") -> ExitCode:
     """Run ``wf`` in this process with the live terminal; its exit code."""
     from flower.cli.tui.terminal import run_workflow
     from flower.core.runtime import Runtime
 
     try:
         rt = Runtime(workspace=ws, run_dir=run_dir, trim=trim, handoff=handoff,
-                     workbench=workbench if workbench is not None else (wf.workbench or False))
+                     workbench=workbench if workbench is not None else (wf.workbench or False),
+                     sandbox=sandbox)
     except (FlowerError, OSError) as exc:  # a missing credential, a refused store or folder
         return fail(out, str(exc))
     return run_workflow(out, wf, rt, verbose=g.verbose)

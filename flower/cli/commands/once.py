@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from flower.cli.commands.local import credentials_ready
+from flower.cli.commands.local import credentials_ready, sandbox_ready
 from flower.cli.context import Globals, console, dirs, fail
 from flower.cli.exitcodes import ExitCode
 from flower.errors import FlowerError
@@ -17,13 +17,15 @@ def once(g: Globals, prompt: str, *, instructions: str, tools: str, permission_m
 
     out = console()
     ws, run_dir = dirs(g)
-    if not credentials_ready(out, g):
+    policy = sandbox_ready(out, g)
+    if policy is None or not credentials_ready(out, g):
         return ExitCode.FAILED
     allowed = [t.strip() for t in tools.split(",") if t.strip()]
     spec = AgentSpec(name="ad-hoc", instructions=instructions, allowed_tools=allowed,
                      permission_mode=permission_mode, max_budget_usd=budget)
     try:
-        rt = Runtime(workspace=ws, run_dir=run_dir, trim=g.trim, workbench=g.workbench)
+        rt = Runtime(workspace=ws, run_dir=run_dir, trim=g.trim, workbench=g.workbench,
+                     sandbox=policy)
     except (FlowerError, OSError) as exc:  # a missing credential, a refused store or folder
         return fail(out, str(exc))
     return run_once(out, rt, spec, prompt, resume=resume, fork=fork, verbose=g.verbose)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from flower.cli.commands.local import credentials_ready, drive
+from flower.cli.commands.local import credentials_ready, drive, sandbox_ready
 from flower.cli.context import Globals, console, dirs, fail
 from flower.cli.exitcodes import ExitCode
 
@@ -18,9 +18,11 @@ def run(g: Globals, target: str) -> ExitCode:
         wf = load_target(target)
     except TargetError as exc:
         return fail(out, str(exc))
-    if not credentials_ready(out, g):
+    policy = sandbox_ready(out, g)
+    if policy is None or not credentials_ready(out, g):
         return ExitCode.FAILED
     workbench = wf.workbench
     if workbench is None and g.workbench:
         workbench = Workbench.for_runtime(ws, run_dir)
-    return drive(out, g, wf, ws, run_dir, trim=g.trim, workbench=workbench or False)
+    return drive(out, g, wf, ws, run_dir, trim=g.trim, workbench=workbench or False,
+                 sandbox=policy)

@@ -76,6 +76,11 @@ class Renderer:
         fill = max(4, min(self.console.width, 110) - cell_len(head) - cell_len(tail))
         self.line(head + "=" * fill + tail, "bold blue")
 
+    def _on_system(self, ev: Event) -> None:
+        """``-v``: the wall the step's Bash runs behind (the Runtime says it at each step)."""
+        if self.verbose and ev.payload.get("subtype") == "sandbox":
+            self.line(f"  {ev.text}", "dim")
+
     def _on_text(self, ev: Event) -> None:
         if ev.payload.get("subagent") and not self.verbose:
             return

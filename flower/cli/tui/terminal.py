@@ -227,7 +227,8 @@ class Session:
         if self._aside_rt is None:
             self._aside_rt = Runtime(workspace=self.rt.workspace, run_dir=self.rt.run_dir /
                                      "aside", resilience=False, handoff=False,
-                                     workbench=self.workbench or False)
+                                     workbench=self.workbench or False,
+                                     sandbox=getattr(self.rt, "sandbox", "auto"))
         return self._aside_rt
 
     # -- input sources ---------------------------------------------------------------------
