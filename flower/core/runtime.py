@@ -123,14 +123,16 @@ class Runtime:
         handoff: HandoffPolicy | bool = True,
         store: Any = None,
         run_name: str | None = None,
+        dotenv: bool = True,
     ) -> None:
         self.workspace = Path(workspace).expanduser().resolve()
         self.workspace.mkdir(parents=True, exist_ok=True)
         self.run_dir = Path(run_dir).expanduser().resolve()
         self.run_dir.mkdir(parents=True, exist_ok=True)
         self.portable = portable
-        # .env values go to the agent subprocess only, never into this process's os.environ
-        self._dotenv: dict[str, str] = load_dotenv(export=False)
+        # .env values go to the agent subprocess only, never into this process's os.environ;
+        # dotenv=False reads none (flower demo: a user's saved key must not reach its fake)
+        self._dotenv: dict[str, str] = load_dotenv(export=False) if dotenv else {}
         problem = check_credentials(self._config())
         if problem:
             raise CredentialsMissing(problem)
