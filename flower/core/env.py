@@ -27,6 +27,7 @@ from flower.config import (  # re-exported: flower.core.env is where scripts imp
 )
 from flower.core.paths import atomic_write
 from flower.errors import one_line
+from flower.stores.url import display_url
 
 __all__ = ["KNOWN", "PROBE_AUTH", "PROBE_CONFIG", "PROBE_MAX_TOKENS", "PROBE_NET", "PROBE_OK",
            "REQUIRED_ANY", "check_credentials", "claude_settings_paths", "describe",
@@ -130,7 +131,8 @@ def redact(text: str, secrets: Iterable[str] | None = None) -> str:
 
 
 def describe(environ: Mapping[str, str] | None = None) -> dict[str, str]:
-    """The effective ``KNOWN`` settings for ``-v``, secrets masked."""
+    """The effective ``KNOWN`` settings for ``-v``, secrets masked — and a password inside
+    a URL (``http://user:pw@gateway``), with the rule store URLs are shown by."""
     env = os.environ if environ is None else environ
     out: dict[str, str] = {}
     for key in KNOWN:
@@ -140,7 +142,7 @@ def describe(environ: Mapping[str, str] | None = None) -> dict[str, str]:
         elif value is None:
             out[key] = texts.DESCRIBE_UNSET
         else:
-            out[key] = mask(value) if is_secret(key) else value
+            out[key] = mask(value) if is_secret(key) else display_url(value)
     return out
 
 
@@ -200,8 +202,9 @@ def probe_credentials(timeout: float = 20.0,
         ok_url = parts.scheme in ("http", "https") and bool(parts.hostname)
     except ValueError:
         ok_url = False
+    shown = display_url(base)  # a gateway password never reaches a message
     if not ok_url:
-        return PROBE_CONFIG, redact(texts.PROBE_BAD_URL.format(url=base), secrets)
+        return PROBE_CONFIG, redact(texts.PROBE_BAD_URL.format(url=shown), secrets)
     headers = {"content-type": "application/json", "anthropic-version": ANTHROPIC_VERSION,
                "user-agent": "flower-probe"}
     if api_key:
@@ -222,13 +225,13 @@ def probe_credentials(timeout: float = 20.0,
         except (OSError, HTTPException):
             text = ""
     except InvalidURL as err:
-        return PROBE_CONFIG, redact(texts.PROBE_BAD_URL.format(url=f"{base} ({err})"), secrets)
+        return PROBE_CONFIG, redact(texts.PROBE_BAD_URL.format(url=f"{shown} ({err})"), secrets)
     except (urllib.error.URLError, OSError, HTTPException) as err:
         reason = getattr(err, "reason", None) or err
-        detail = texts.PROBE_NET.format(url=url, reason=one_line(reason))
+        detail = texts.PROBE_NET.format(url=display_url(url), reason=one_line(reason))
         return PROBE_NET, redact(detail, secrets)
     except ValueError as err:  # e.g. a URL urllib cannot even parse
-        return PROBE_CONFIG, redact(texts.PROBE_BAD_URL.format(url=f"{base} ({err})"), secrets)
+        return PROBE_CONFIG, redact(texts.PROBE_BAD_URL.format(url=f"{shown} ({err})"), secrets)
     verdict = _verdict(status, text)
     snippet = " ".join(text.split())[:160]
     return verdict, redact(texts.PROBE_HTTP.format(status=status, body=snippet), secrets)
