@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+import stat
 import subprocess
 import sys
 import threading
@@ -58,6 +59,10 @@ def test_demo_runs_the_whole_flow_offline(tmp_path: Path, home: Path,
                                          "干活#round2", "干活·判定#2"]
     assert all(r["ok"] for r in rows)
     assert not (home / ".claude" / "projects").exists()  # the user's config was left alone
+    runs = ws / "runs"  # whole transcripts: for the user's eyes only
+    assert stat.S_IMODE(runs.stat().st_mode) == 0o700
+    for name in ("sessions.db", "manifest.json", "lineage.json"):
+        assert stat.S_IMODE((runs / name).stat().st_mode) == 0o600, name
 
 
 def test_demo_killed_with_sigkill_wakes_up_and_carries_on(
