@@ -32,7 +32,8 @@ from flower.stores.url import display_url
 __all__ = ["KNOWN", "PROBE_AUTH", "PROBE_CONFIG", "PROBE_MAX_TOKENS", "PROBE_NET", "PROBE_OK",
            "REQUIRED_ANY", "check_credentials", "claude_settings_paths", "describe",
            "effective_env", "load_dotenv", "mask", "parse_dotenv", "probe_credentials",
-           "redact", "secret_values", "source_env_path", "user_env_path", "write_user_env"]
+           "redact", "redact_keys", "secret_values", "source_env_path", "user_env_path",
+           "write_user_env"]
 
 DEFAULT_BASE_URL = "https://api.anthropic.com"
 # Used by the probe when no model is configured; an alias the official API serves.
@@ -128,6 +129,17 @@ def redact(text: str, secrets: Iterable[str] | None = None) -> str:
             if form in text:
                 text = text.replace(form, masked)
     return text
+
+
+#: What an Anthropic API key looks like (``sk-ant-api03-…``, ``sk-ant-admin01-…``).
+ANTHROPIC_KEY = re.compile(r"sk-ant-[A-Za-z0-9_-]{8,}")
+
+
+def redact_keys(text: str, secrets: Iterable[str] = ()) -> str:
+    """:func:`redact` with ``secrets``, then every Anthropic-shaped key masked too — for
+    text flower did not write (a tool's output can show a key flower never resolved)."""
+    text = redact(text, secrets)
+    return ANTHROPIC_KEY.sub(lambda m: mask(m.group(0)), text)
 
 
 def describe(environ: Mapping[str, str] | None = None) -> dict[str, str]:

@@ -272,6 +272,7 @@ class _Story:
 
 
 async def _run(ws: Path, console: Any) -> ExitCode:
+    from flower.cli.tui.render import clean
     from flower.core.runtime import Runtime
     from flower.testing import FakeServer
     from flower.workflow.starter import starter_flow
@@ -306,5 +307,5 @@ async def _run(ws: Path, console: Any) -> ExitCode:
     else:
         failed = ctx.get("_results", {}).get(ctx.get("_failed_at", ""), None)
         why = ctx.get("_aborted") or (failed.error if failed else None) or "?"
-        console.print(f"[red]{why}[/]", highlight=False)
+        console.print(clean(why), style="red", highlight=False, markup=False)
     return ExitCode.OK if ok else ExitCode.FAILED

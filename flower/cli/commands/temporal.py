@@ -198,7 +198,9 @@ def drive(out: Console, handle: Any, *, workspace: Path, run_dir: Path,
         return ExitCode.OK
     from rich.markup import escape
 
-    why = p.get("why") or ""
+    from flower.cli.tui.render import clean
+
+    why = clean(p.get("why") or "")  # a step's error may quote a tool's output
     if p.get("failed_at"):
         out.print(f"[red]x {escape(texts.ABORTED_AT.format(step=p['failed_at'], why=why))}[/]")
     else:
