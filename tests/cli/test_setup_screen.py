@@ -738,9 +738,10 @@ def test_setup_screen_never_shows_a_gateway_password(sandbox):
     without a scheme (a warning) and the saved values — none with the password."""
     put(sandbox, f"ANTHROPIC_API_KEY={KEY}\nANTHROPIC_BASE_URL={GW_URL}\n")
     con = new_console()
-    assert configure(con, reason="r", read_line=Answers(KEY, "", ""))  # keeps the URL
-    assert configure(con, reason="r", read_line=Answers(KEY, f"flower:{GW_PW}@gw.example", ""))
-    assert configure(con, reason="r", read_line=Answers(KEY, GW_URL, ""))
+    assert configure(con, reason="r", read_line=Answers(KEY, "", "", ""))  # keeps the URL
+    assert configure(con, reason="r",
+                     read_line=Answers(KEY, f"flower:{GW_PW}@gw.example", "", ""))
+    assert configure(con, reason="r", read_line=Answers(KEY, GW_URL, "", ""))
     text = out(con)
     assert GW_PW not in text
     assert "现在是 https://flower:***@gw.example.com" in text  # the keep prompt
