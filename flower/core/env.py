@@ -27,11 +27,13 @@ from flower.config import (  # re-exported: flower.core.env is where scripts imp
 )
 from flower.core.paths import atomic_write
 from flower.errors import one_line
+from flower.stores.url import display_url
 
 __all__ = ["KNOWN", "PROBE_AUTH", "PROBE_CONFIG", "PROBE_MAX_TOKENS", "PROBE_NET", "PROBE_OK",
            "REQUIRED_ANY", "check_credentials", "claude_settings_paths", "describe",
            "effective_env", "load_dotenv", "mask", "parse_dotenv", "probe_credentials",
-           "redact", "secret_values", "source_env_path", "user_env_path", "write_user_env"]
+           "redact", "redact_keys", "secret_values", "source_env_path", "user_env_path",
+           "write_user_env"]
 
 DEFAULT_BASE_URL = "https://api.anthropic.com"
 # Used by the probe when no model is configured; an alias the official API serves.
@@ -129,8 +131,20 @@ def redact(text: str, secrets: Iterable[str] | None = None) -> str:
     return text
 
 
+#: What an Anthropic API key looks like (``sk-ant-api03-…``, ``sk-ant-admin01-…``).
+ANTHROPIC_KEY = re.compile(r"sk-ant-[A-Za-z0-9_-]{8,}")
+
+
+def redact_keys(text: str, secrets: Iterable[str] = ()) -> str:
+    """:func:`redact` with ``secrets``, then every Anthropic-shaped key masked too — for
+    text flower did not write (a tool's output can show a key flower never resolved)."""
+    text = redact(text, secrets)
+    return ANTHROPIC_KEY.sub(lambda m: mask(m.group(0)), text)
+
+
 def describe(environ: Mapping[str, str] | None = None) -> dict[str, str]:
-    """The effective ``KNOWN`` settings for ``-v``, secrets masked."""
+    """The effective ``KNOWN`` settings for ``-v``, secrets masked — and a password inside
+    a URL (``http://user:pw@gateway``), with the rule store URLs are shown by."""
     env = os.environ if environ is None else environ
     out: dict[str, str] = {}
     for key in KNOWN:
@@ -140,7 +154,7 @@ def describe(environ: Mapping[str, str] | None = None) -> dict[str, str]:
         elif value is None:
             out[key] = texts.DESCRIBE_UNSET
         else:
-            out[key] = mask(value) if is_secret(key) else value
+            out[key] = mask(value) if is_secret(key) else display_url(value)
     return out
 
 
@@ -200,8 +214,9 @@ def probe_credentials(timeout: float = 20.0,
         ok_url = parts.scheme in ("http", "https") and bool(parts.hostname)
     except ValueError:
         ok_url = False
+    shown = display_url(base)  # a gateway password never reaches a message
     if not ok_url:
-        return PROBE_CONFIG, redact(texts.PROBE_BAD_URL.format(url=base), secrets)
+        return PROBE_CONFIG, redact(texts.PROBE_BAD_URL.format(url=shown), secrets)
     headers = {"content-type": "application/json", "anthropic-version": ANTHROPIC_VERSION,
                "user-agent": "flower-probe"}
     if api_key:
@@ -222,13 +237,13 @@ def probe_credentials(timeout: float = 20.0,
         except (OSError, HTTPException):
             text = ""
     except InvalidURL as err:
-        return PROBE_CONFIG, redact(texts.PROBE_BAD_URL.format(url=f"{base} ({err})"), secrets)
+        return PROBE_CONFIG, redact(texts.PROBE_BAD_URL.format(url=f"{shown} ({err})"), secrets)
     except (urllib.error.URLError, OSError, HTTPException) as err:
         reason = getattr(err, "reason", None) or err
-        detail = texts.PROBE_NET.format(url=url, reason=one_line(reason))
+        detail = texts.PROBE_NET.format(url=display_url(url), reason=one_line(reason))
         return PROBE_NET, redact(detail, secrets)
     except ValueError as err:  # e.g. a URL urllib cannot even parse
-        return PROBE_CONFIG, redact(texts.PROBE_BAD_URL.format(url=f"{base} ({err})"), secrets)
+        return PROBE_CONFIG, redact(texts.PROBE_BAD_URL.format(url=f"{shown} ({err})"), secrets)
     verdict = _verdict(status, text)
     snippet = " ".join(text.split())[:160]
     return verdict, redact(texts.PROBE_HTTP.format(status=status, body=snippet), secrets)

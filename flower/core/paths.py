@@ -61,18 +61,23 @@ def project_key(workspace: str | Path) -> str:
     return f"{key[:MAX_KEY_LENGTH]}-{_hash36(path)}"
 
 
-def atomic_write(path: Path, text: str, *, mode: int = 0o644) -> None:
+def atomic_write(path: Path, text: str, *, mode: int | None = None) -> None:
     """Write ``text`` so readers see either the old file or the new one, never a torn mix.
 
     A uniquely named temp file in the same directory (two writers never share one) is
     fsynced and then ``os.replace``d over the target. The temp file is created 0600 and only
     then given ``mode``, so a secret written with ``mode=0o600`` is never readable by others,
-    not even for a moment. Raises ``OSError``; callers decide whether a failed write may
-    break the run.
+    not even for a moment. Without ``mode``: 0600 in a private directory (a run dir, see
+    ``flower.core.privacy`` — a manifest copied out of it stays private), else 0644.
+    Raises ``OSError``; callers decide whether a failed write may break the run.
     """
     import tempfile
 
+    from flower.core.privacy import PRIVATE_FILE, is_private
+
     path.parent.mkdir(parents=True, exist_ok=True)
+    if mode is None:
+        mode = PRIVATE_FILE if is_private(path.parent) else 0o644
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
         with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as f:

@@ -33,6 +33,7 @@ from flower.core.interrupts import INTERRUPTED, Interrupt, signals_rescued, with
 from flower.core.manifest import FILENAME as MANIFEST_NAME
 from flower.core.manifest import Manifest
 from flower.core.paths import project_key as _project_key
+from flower.core.privacy import open_run_dir
 from flower.core.resilience import Resilience, classify, nap
 from flower.core.sandbox import SandboxPolicy, sandbox_policy
 from flower.errors import CredentialsMissing, SandboxUnavailable
@@ -127,6 +128,7 @@ class Runtime:
         store: Any = None,
         run_name: str | None = None,
         sandbox: SandboxPolicy | str | bool | None = "auto",
+        dotenv: bool = True,
     ) -> None:
         # --sandbox on|strict without a sandbox here: an error before anything else happens
         self.sandbox: SandboxPolicy = sandbox_policy(sandbox)
@@ -136,10 +138,14 @@ class Runtime:
         self.workspace = Path(workspace).expanduser().resolve()
         self.workspace.mkdir(parents=True, exist_ok=True)
         self.run_dir = Path(run_dir).expanduser().resolve()
-        self.run_dir.mkdir(parents=True, exist_ok=True)
+        # whole transcripts live here: 0700, flower's files 0600, wider ones narrowed once
+        tightened = open_run_dir(self.run_dir, self.workspace)
+        if tightened:
+            log.warning(texts.RUN_DIR_TIGHTENED.format(path=self.run_dir, n=len(tightened)))
         self.portable = portable
-        # .env values go to the agent subprocess only, never into this process's os.environ
-        self._dotenv: dict[str, str] = load_dotenv(export=False)
+        # .env values go to the agent subprocess only, never into this process's os.environ;
+        # dotenv=False reads none (flower demo: a user's saved key must not reach its fake)
+        self._dotenv: dict[str, str] = load_dotenv(export=False) if dotenv else {}
         problem = check_credentials(self._config())
         if problem:
             raise CredentialsMissing(problem)

@@ -41,6 +41,7 @@ from pathlib import Path
 
 from flower import texts
 from flower.core.paths import atomic_write
+from flower.core.privacy import is_private, private_mkdir
 
 DESC_LINES = 8  # a `# desc:` line counts only within the first lines of a file
 FALLBACK_LINES = 40  # how far to look for a comment/docstring when there is no desc line
@@ -188,8 +189,13 @@ class Workbench:
 
     def ensure(self) -> Workbench:
         """Create the four folders and the index; returns ``self`` for chaining."""
-        for d in (self.scripts, self.artifacts, self.notes, self.spill):
-            d.mkdir(parents=True, exist_ok=True)
+        # a workbench kept in a private run dir is private too (handoffs, spills go here)
+        private = is_private(self.root.parent) or (self.root.is_dir() and is_private(self.root))
+        for d in (self.root, self.scripts, self.artifacts, self.notes, self.spill):
+            if private:
+                private_mkdir(d)
+            else:
+                d.mkdir(parents=True, exist_ok=True)
         self.refresh()
         return self
 

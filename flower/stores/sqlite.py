@@ -17,8 +17,10 @@ permission callbacks of sibling sessions in the same process).
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import json
+import os
 import sqlite3
 import threading
 import time
@@ -185,8 +187,10 @@ class SqliteSessionStore(SessionStore):
         self.rejected: list[Rejected] = []  # entries append could not store (see rows.py)
         if self.path.exists():
             _validate_existing(self.path)
-        else:
+        else:  # created 0600 (SQLite gives -wal/-shm the same mode): it holds transcripts
             self.path.parent.mkdir(parents=True, exist_ok=True)
+            with contextlib.suppress(OSError):  # sqlite3 reports what really went wrong
+                os.close(os.open(self.path, os.O_WRONLY | os.O_CREAT, 0o600))
         deadline = time.monotonic() + _BUSY_TIMEOUT_MS / 1000
         while True:
             try:

@@ -49,6 +49,10 @@ def sqlite_path(spec: str) -> Path:
 
 
 def display_url(url: str) -> str:
-    """``url`` with any password replaced by ``***`` (safe for messages and logs)."""
-    masked = re.sub(r"(://[^:/@]*:)[^@]*@", r"\1***@", url)
+    """``url`` with any password replaced by ``***`` (safe for messages and logs) — also in
+    a ``user:pw@host`` typed without a scheme."""
+    if "://" in url:
+        masked = re.sub(r"(://[^:/@]*:)[^@]*@", r"\1***@", url)
+    else:
+        masked = re.sub(r"^(\s*[^:/@\s]*:)[^@/\s]*@", r"\1***@", url)
     return re.sub(r"(password=)[^&\s]*", r"\1***", masked, flags=re.IGNORECASE)

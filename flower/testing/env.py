@@ -3,9 +3,16 @@
 One definition shared by the test fixtures, the fixture recorder and ``flower demo``: a fake
 key, no non-essential traffic, and bounded retries and timeouts, so nothing can wait minutes
 on the CLI's own retry loop (1 + 10 attempts over ~190 s) or a stalled stream.
+
+The mapping is layered over the caller's environment (the SDK starts the CLI with
+``os.environ`` plus it), so a variable it does not set passes through: a real
+``ANTHROPIC_AUTH_TOKEN`` or ``ANTHROPIC_CUSTOM_HEADERS`` would be sent to the fake along with
+the test key. :func:`foreign_keys` names what to remove first.
 """
 
 from __future__ import annotations
+
+from collections.abc import Iterable
 
 TEST_KEY = "sk-test-not-a-real-key-0000"
 
@@ -17,6 +24,16 @@ BOUNDED = {
     "IS_SANDBOX": "1",  # bypassPermissions refuses to run as root without it
     "DISABLE_AUTOUPDATER": "1",
 }
+
+#: Prefixes of the variables the CLI reads its endpoint, credentials and provider from
+#: (``ANTHROPIC_*``, ``CLAUDE_CODE_OAUTH_TOKEN``, ``CLAUDE_CODE_USE_BEDROCK`` …).
+CLI_PREFIXES = ("ANTHROPIC_", "CLAUDE")
+
+
+def foreign_keys(keys: Iterable[str]) -> list[str]:
+    """The keys among ``keys`` an offline CLI must not inherit: every ``ANTHROPIC_*`` and
+    ``CLAUDE*`` variable, whichever credential, header or provider switch it carries."""
+    return [k for k in keys if k.startswith(CLI_PREFIXES)]
 
 
 def offline_env(base_url: str | None = None, *, home: str | None = None,

@@ -19,6 +19,8 @@ OFFLINE_GAVE_UP = "{error}(网络中断过久,放弃重试)"
 OFFLINE_WAIT = "{host}:{port} 不可达,等待恢复(最多 {minutes} 分钟)"
 OFFLINE_WAIT_SECONDS = "{host}:{port} 不可达,等待恢复(最多 {seconds} 秒)"
 ONLINE_AGAIN = "{host}:{port} 恢复,继续"
+# Runtime(): the run dir records whole transcripts; wider modes found there were narrowed.
+RUN_DIR_TIGHTENED = "{path} 里有 {n} 个文件或目录别人也能读(里面是完整的对话和工具读过的内容),已改成只有你能读写"
 
 # --- env / credentials ------------------------------------------------------------------
 

@@ -712,3 +712,39 @@ def test_import_is_light():
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           check=True)
     assert done.stdout.strip() == ""
+
+
+GW_PW = "gw-password-0123456789"
+GW_URL = f"https://flower:{GW_PW}@gw.example.com"
+
+
+@pytest.mark.parametrize("where", ["process", "file"])
+def test_describe_config_masks_a_password_in_the_base_url(sandbox, where):
+    """``flower -v`` shows which gateway is used, not the password in its URL (also when the
+    URL comes from the file ``flower setup`` wrote)."""
+    os.environ["ANTHROPIC_API_KEY"] = KEY
+    if where == "process":
+        os.environ["ANTHROPIC_BASE_URL"] = GW_URL
+    else:
+        put(sandbox, f"ANTHROPIC_BASE_URL={GW_URL}\n")
+    con = new_console()
+    describe_config(con)
+    assert GW_PW not in out(con)
+    assert "ANTHROPIC_BASE_URL = https://flower:***@gw.example.com" in out(con)
+
+
+def test_setup_screen_never_shows_a_gateway_password(sandbox):
+    """The screen echoes the URL three ways — the one on file (keep it?), a URL typed
+    without a scheme (a warning) and the saved values — none with the password."""
+    put(sandbox, f"ANTHROPIC_API_KEY={KEY}\nANTHROPIC_BASE_URL={GW_URL}\n")
+    con = new_console()
+    assert configure(con, reason="r", read_line=Answers(KEY, "", "", ""))  # keeps the URL
+    assert configure(con, reason="r",
+                     read_line=Answers(KEY, f"flower:{GW_PW}@gw.example", "", ""))
+    assert configure(con, reason="r", read_line=Answers(KEY, GW_URL, "", ""))
+    text = out(con)
+    assert GW_PW not in text
+    assert "现在是 https://flower:***@gw.example.com" in text  # the keep prompt
+    assert "flower:***@gw.example" in text.split("http://")[-1]  # the no-scheme warning
+    assert "ANTHROPIC_BASE_URL = https://flower:***@gw.example.com" in text  # saved
+    assert read_env(sandbox)["ANTHROPIC_BASE_URL"] == GW_URL  # the file keeps the real one

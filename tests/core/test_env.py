@@ -598,3 +598,40 @@ def test_json_escaped_secrets_are_masked(secret):
         assert secret not in out and json.dumps(secret, ensure_ascii=ascii_only)[1:-1] not in out
         assert json.loads(out) == [{"text": f"the value is {mask(secret)}!"}]  # still JSON
     assert redact(f"raw {secret}", [secret]) == f"raw {mask(secret)}"
+
+
+# --- a password inside ANTHROPIC_BASE_URL is never shown ------------------------------------
+
+GW_PW = "gw-password-0123456789"
+
+
+@pytest.mark.parametrize(("url", "shown"), [
+    (f"http://flower:{GW_PW}@gw.example.com:8080/api", "http://flower:***@gw.example.com:8080/api"),
+    (f"https://:{GW_PW}@gw.example.com", "https://:***@gw.example.com"),
+    (f"flower:{GW_PW}@gw.example.com", "flower:***@gw.example.com"),  # typed without a scheme
+    ("https://gw.example.com/v1", "https://gw.example.com/v1"),
+])
+def test_describe_masks_a_password_in_the_base_url(url, shown):
+    assert describe({"ANTHROPIC_BASE_URL": url})["ANTHROPIC_BASE_URL"] == shown
+
+
+def _free_port() -> int:
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port
+
+
+@pytest.mark.parametrize("where", ["refused", "bad-scheme", "bad-port"])
+def test_probe_messages_mask_a_password_in_the_base_url(sandbox, where):
+    """The probe's "cannot reach" / "bad gateway address" lines name the URL — the gateway's
+    host, never its password."""
+    url = {"refused": f"http://flower:{GW_PW}@127.0.0.1:{_free_port()}",
+           "bad-scheme": f"ftp://flower:{GW_PW}@gw.example.com",
+           "bad-port": f"http://flower:{GW_PW}@gw.example.com:port"}[where]
+    os.environ["ANTHROPIC_BASE_URL"] = url
+    os.environ["ANTHROPIC_API_KEY"] = KEY
+    verdict, detail = probe_credentials(timeout=3)
+    assert verdict == ("net" if where == "refused" else "config")
+    assert GW_PW not in detail and "flower:***@" in detail

@@ -49,3 +49,26 @@ def test_corrupt_sessions_db_is_refused_untouched(home: Path, tmp_path: Path,
         Runtime(workspace=tmp_path / "ws", run_dir=runs)
     assert str(runs / "sessions.db") in str(err.value)
     assert (runs / "sessions.db").read_bytes() == junk
+
+
+def test_dotenv_false_reads_no_env_file(home: Path, tmp_path: Path,
+                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """``flower demo`` builds its Runtime with ``dotenv=False``: a key the user saved with
+    ``flower setup`` never reaches the agent's env (and does not count as a credential)."""
+    monkeypatch.chdir(tmp_path)
+    saved = home / ".config" / "flower" / ".env"
+    saved.parent.mkdir(parents=True)
+    saved.write_text("ANTHROPIC_AUTH_TOKEN=tok-saved-by-setup-0000\n")
+    with pytest.raises(RuntimeError):
+        Runtime(workspace=tmp_path / "ws", run_dir=tmp_path / "runs", dotenv=False)
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-test-0000000000")
+    rt = Runtime(workspace=tmp_path / "ws", run_dir=tmp_path / "runs", dotenv=False)
+    try:
+        assert "ANTHROPIC_AUTH_TOKEN" not in rt._agent_env()
+    finally:
+        rt.close()
+    rt = Runtime(workspace=tmp_path / "ws", run_dir=tmp_path / "runs")
+    try:  # the default still hands it over
+        assert rt._agent_env()["ANTHROPIC_AUTH_TOKEN"] == "tok-saved-by-setup-0000"
+    finally:
+        rt.close()

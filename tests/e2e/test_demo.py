@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+import stat
 import subprocess
 import sys
 import threading
@@ -58,6 +59,10 @@ def test_demo_runs_the_whole_flow_offline(tmp_path: Path, home: Path,
                                          "干活#round2", "干活·判定#2"]
     assert all(r["ok"] for r in rows)
     assert not (home / ".claude" / "projects").exists()  # the user's config was left alone
+    runs = ws / "runs"  # whole transcripts: for the user's eyes only
+    assert stat.S_IMODE(runs.stat().st_mode) == 0o700
+    for name in ("sessions.db", "manifest.json", "lineage.json"):
+        assert stat.S_IMODE((runs / name).stat().st_mode) == 0o600, name
 
 
 def test_demo_killed_with_sigkill_wakes_up_and_carries_on(
@@ -115,3 +120,60 @@ def test_demo_survives_sigkill_at_a_random_moment(tmp_path: Path, demo_env: dict
     out = demo(ws, demo_env)
     assert out.returncode == 0, f"killed after {when:.2f}s\n{out.stdout}{out.stderr}"
     assert "<h1>你好,flower</h1>" in (ws / "sample.html").read_text(encoding="utf-8")
+
+
+
+SHELL = {"ANTHROPIC_API_KEY": "sk-ant-api03-MARKSHELLKEY0000", "ANTHROPIC_AUTH_TOKEN":
+         "MARKSHELLTOKEN-000", "ANTHROPIC_CUSTOM_HEADERS": "x-leak: MARKSHELLHEADER-000",
+         "CLAUDE_CODE_OAUTH_TOKEN": "MARKSHELLOAUTH-000"}
+USER_ENV = {"ANTHROPIC_API_KEY": "sk-ant-api03-MARKFILEKEY00000",
+            "ANTHROPIC_CUSTOM_HEADERS": "x-leak: MARKFILEHEADER-000"}
+CLAUDE_SETTINGS = {"ANTHROPIC_AUTH_TOKEN": "MARKSETTINGSTOKEN-000"}
+
+
+def _marks(values: dict[str, str]) -> list[str]:
+    return [v.split(": ")[-1] for v in values.values()]
+
+
+@pytest.mark.parametrize("where", ["shell", "files"])
+def test_demo_sends_the_fake_no_real_credential(tmp_path: Path, home: Path, where: str,
+                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    """A newcomer with real credentials in their shell — or in their ``flower setup`` file
+    and Claude Code's settings — runs ``flower demo``: none of them may reach the demo's
+    fake server. Run in-process so the fake's recorded requests can be read; the CLI, the
+    Runtime and the flow are the real ones."""
+    import flower.testing
+    from flower.cli.commands.demo import run_demo
+
+    if where == "shell":
+        marks = _marks(SHELL)
+        for key, value in SHELL.items():
+            monkeypatch.setenv(key, value)
+    else:
+        marks = _marks(USER_ENV) + _marks(CLAUDE_SETTINGS) + ["MARKHELPER-000"]
+        user_env = home / ".config" / "flower" / ".env"
+        user_env.parent.mkdir(parents=True)
+        user_env.write_text("".join(f"{k}={v}\n" for k, v in USER_ENV.items()))
+        (home / ".claude" / "settings.json").write_text(json.dumps(
+            {"env": CLAUDE_SETTINGS, "apiKeyHelper": "echo MARKHELPER-000"}))
+    fakes: list[flower.testing.FakeServer] = []
+
+    class Watched(flower.testing.FakeServer):
+        def __enter__(self) -> flower.testing.FakeServer:
+            fakes.append(self)
+            return super().__enter__()
+
+        def fallback(self, step: object) -> None:
+            step.pause = 0  # type: ignore[attr-defined]  # the demo's brain, unhurried
+            super().fallback(step)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(flower.testing, "FakeServer", Watched)
+    assert run_demo(str(tmp_path / "demo")) == 0
+    seen = [r for f in fakes for r in f.requests]
+    assert any(r.is_message for r in seen)
+    for r in seen:
+        sent = r.raw.decode("utf-8", "replace") + repr(dict(r.headers)) + r.path
+        leaked = [m for m in marks if m in sent]
+        assert not leaked, (leaked, r.path)
+    for key, value in (SHELL.items() if where == "shell" else ()):
+        assert os.environ[key] == value  # and the shell's own environment is as it was

@@ -4,12 +4,12 @@ Per step and per session: turns, tool calls by tool, subagent dispatches, retrie
 handoffs, what a resume-time ``load()`` would rewrite, cost, duration, the context of every
 round with its slope, the cache, the largest tool results and the workbench. Read-only, like
 ``flower log``, from the same store (``--store`` / ``FLOWER_STORE_URL``, else
-``RUN_DIR/sessions.db``). ``tools/analyze_run.py`` in a checkout is this command.
+``RUN_DIR/sessions.db``). ``tools/analyze_run.py`` in a checkout is this command. Tool
+results are shown with the credentials flower knows masked and terminal controls removed.
 """
 
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 
@@ -23,6 +23,8 @@ def analyze_run(g: Globals, run_dir: str | None, *, as_json: bool,
     the folder holds neither a manifest nor a ``sessions.db`` (and no store is configured)
     or its manifest cannot be read."""
     from flower.cli.tui.analyze_view import T
+    from flower.cli.tui.render import json_text
+    from flower.core.env import effective_env, secret_values
     from flower.core.manifest import FILENAME
     from flower.runlog import CorruptManifest, analyze
     from flower.stores.url import configured_url
@@ -37,13 +39,13 @@ def analyze_run(g: Globals, run_dir: str | None, *, as_json: bool,
     except CorruptManifest as exc:
         print(T["corrupt"].format(path=exc.path, reason=exc.reason), file=sys.stderr)
         return 1
+    secrets = secret_values(effective_env())  # tool results may show them: masked
     if as_json:
-        json.dump(doc, sys.stdout, ensure_ascii=False, indent=2, allow_nan=False, default=str)
-        sys.stdout.write("\n")
+        sys.stdout.write(json_text(doc, secrets, allow_nan=False, default=str) + "\n")
     else:
         from rich.console import Console
 
         from flower.cli.tui.analyze_view import render
 
-        render(doc, Console(highlight=False))
+        render(doc, Console(highlight=False), secrets=secrets)
     return 0

@@ -22,6 +22,8 @@ of replies, so it makes the right next move wherever a crash left things.
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -219,6 +221,27 @@ def _demo_env(fake_url: str, config_dir: Path) -> dict[str, str]:
                        CLAUDE_BYTE_STREAM_IDLE_TIMEOUT_MS="30000")
 
 
+@contextmanager
+def _sealed(env: dict[str, str]) -> Iterator[None]:
+    """``os.environ`` for the demo's duration: the user's own ``ANTHROPIC_*``/``CLAUDE*``
+    variables removed (a real token or header would otherwise travel to the fake next to
+    the demo's key), ``env`` set; all of it put back afterwards."""
+    from flower.testing.env import foreign_keys
+
+    saved = {k: os.environ.get(k) for k in [*foreign_keys(os.environ), *env]}
+    for key in saved:
+        os.environ.pop(key, None)
+    os.environ.update(env)
+    try:
+        yield
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+
+
 def run_demo(workspace: str | None = None) -> ExitCode:
     """Run (or continue) the demo flow; returns the process exit code."""
     import anyio
@@ -249,6 +272,7 @@ class _Story:
 
 
 async def _run(ws: Path, console: Any) -> ExitCode:
+    from flower.cli.tui.render import clean
     from flower.core.runtime import Runtime
     from flower.testing import FakeServer
     from flower.workflow.starter import starter_flow
@@ -260,26 +284,18 @@ async def _run(ws: Path, console: Any) -> ExitCode:
                       timeout_s=60.0)
     with FakeServer() as fake:
         fake.fallback(DemoBrain(ws))
-        env = _demo_env(fake.url, run_dir / "claude-config")
-        saved = {k: os.environ.get(k) for k in env}
-        os.environ.update(env)
         console.rule(f"[bold]flower demo[/] · {texts.DEMO_OFFLINE} " + fake.url)
         if state["waking"] or state["woke"]:
             console.print(f"[bold cyan]{wake_banner(state)}[/]", highlight=False)
         else:
             console.print(texts.DEMO_START.format(ws=ws, ask=ASK), highlight=False)
-        try:
-            rt = Runtime(workspace=ws, run_dir=run_dir, workbench=wf.workbench)
+        with _sealed(_demo_env(fake.url, run_dir / "claude-config")):
+            # dotenv=False: the user's .env files and ~/.claude settings stay out of it too
+            rt = Runtime(workspace=ws, run_dir=run_dir, workbench=wf.workbench, dotenv=False)
             try:
                 ctx = await wf.run(rt, on_event=_Story(console, wf.channel))
             finally:
                 rt.close()
-        finally:
-            for k, v in saved.items():
-                if v is None:
-                    os.environ.pop(k, None)
-                else:
-                    os.environ[k] = v
     ok = "_failed_at" not in ctx
     console.rule("[green]完成[/]" if ok else "[red]没有完成[/]")
     console.print(texts.DEMO_COST.format(cost=rt.total_cost(), manifest=rt.manifest_path),
@@ -291,5 +307,5 @@ async def _run(ws: Path, console: Any) -> ExitCode:
     else:
         failed = ctx.get("_results", {}).get(ctx.get("_failed_at", ""), None)
         why = ctx.get("_aborted") or (failed.error if failed else None) or "?"
-        console.print(f"[red]{why}[/]", highlight=False)
+        console.print(clean(why), style="red", highlight=False, markup=False)
     return ExitCode.OK if ok else ExitCode.FAILED

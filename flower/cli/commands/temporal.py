@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import os
 import signal
 import time
 from pathlib import Path
@@ -51,11 +50,13 @@ def worker(g: Globals, address: str, queue: str, concurrency: int | None) -> Exi
     out = console()
     if not _have_temporal(out):
         return ExitCode.FAILED
-    from flower.core.env import check_credentials, load_dotenv
+    from flower.core.env import check_credentials, effective_env
     from flower.distributed.temporal_worker import build_worker
 
-    load_dotenv()
-    problem = check_credentials()
+    # read, not exported: each step's Runtime hands .env values to its agent only, so this
+    # process's environment (and any other subprocess it starts) stays as the user set it
+    settings = effective_env()
+    problem = check_credentials(settings)
     if problem:
         return fail(out, problem)
 
@@ -64,7 +65,7 @@ def worker(g: Globals, address: str, queue: str, concurrency: int | None) -> Exi
         if client is None:
             return ExitCode.FAILED
         w = build_worker(client, queue, max_concurrent_steps=concurrency)
-        store = os.environ.get("FLOWER_STORE_URL") or "<run_dir>/sessions.db"
+        store = settings.get("FLOWER_STORE_URL") or "<run_dir>/sessions.db"
         if "://" in store:
             from flower.stores.url import display_url
 
@@ -197,7 +198,9 @@ def drive(out: Console, handle: Any, *, workspace: Path, run_dir: Path,
         return ExitCode.OK
     from rich.markup import escape
 
-    why = p.get("why") or ""
+    from flower.cli.tui.render import clean
+
+    why = clean(p.get("why") or "")  # a step's error may quote a tool's output
     if p.get("failed_at"):
         out.print(f"[red]x {escape(texts.ABORTED_AT.format(step=p['failed_at'], why=why))}[/]")
     else:

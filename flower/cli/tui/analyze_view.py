@@ -9,6 +9,7 @@ itself.
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 from flower.cli.tui.log_view import (
@@ -121,10 +122,15 @@ def _table(cols: list[str], right: set[int]) -> Table:
     return table
 
 
-def render(doc: dict[str, Any], console: Console) -> None:
+def render(doc: dict[str, Any], console: Console, *, secrets: Iterable[str] = ()) -> None:
     """Print ``doc`` (from :func:`flower.runlog.analyze`) as the report: one ``====``
-    section each."""
+    section each. Every string in it — tool results, errors, names a model chose — goes
+    through :func:`~flower.cli.tui.render.shown` first (``secrets`` masked, controls gone)."""
     from rich.text import Text
+
+    from flower.cli.tui.render import deep, shown
+
+    doc = deep(doc, lambda text: shown(text, secrets))
 
     def rule(title: str) -> None:
         console.print(Text(f"==== {title} " + "=" * max(4, 60 - len(title) * 2), style="bold"))

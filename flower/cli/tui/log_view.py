@@ -10,9 +10,9 @@ it; more than 48 rounds are folded into 48 cells (peak of each). The data is
 from __future__ import annotations
 
 import datetime as _dt
-import json
 import math
 import sys
+from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -110,12 +110,16 @@ def _icon(row: Row) -> tuple[str, str]:
     return "+", "green"
 
 
-def render(log: RunLog, console: Console) -> None:
-    """Print the report: one block per run, one line per row, then the totals."""
+def render(log: RunLog, console: Console, *, secrets: Iterable[str] = ()) -> None:
+    """Print the report: one block per run, one line per row, then the totals. What the
+    run book recorded is shown through :func:`~flower.cli.tui.render.shown`."""
     from rich.cells import cell_len
     from rich.text import Text
 
-    from flower.cli.tui.render import clean
+    from flower.cli.tui.render import shown
+
+    def clean(text: str) -> str:
+        return shown(text, secrets)
 
     bars = BARS if utf8(console) else BARS_ASCII
     totals = log.totals()
@@ -224,9 +228,13 @@ def main(run_dir: str | None, *, as_json: bool, console: Console | None = None,
         err = console or _console(stderr=True)
         err.print(Text(message), soft_wrap=True, highlight=False)
         return 1
+    from flower.cli.tui.render import json_text
+    from flower.core.env import effective_env, secret_values
+
     con = console or _console()
+    secrets = secret_values(effective_env())
     if as_json:
-        con.out(json.dumps(to_json(log), ensure_ascii=False, indent=2), highlight=False)
+        con.out(json_text(to_json(log), secrets), highlight=False)
     else:
-        render(log, con)
+        render(log, con, secrets=secrets)
     return 0

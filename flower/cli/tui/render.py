@@ -11,7 +11,8 @@ the terminal.
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING, Any
 
 from flower import texts
 from flower.core.human import TOOL_NAME as ASK_TOOL
@@ -21,13 +22,57 @@ if TYPE_CHECKING:
 
     from flower.core.events import Event
 
-_ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b[@-_]|[\x00-\x08\x0b-\x1f\x7f]")
+# What a terminal would act on rather than show, in the order it is tried:
+_ANSI = re.compile(
+    # a control string — OSC, DCS, SOS, PM, APC, 7-bit or 8-bit — with its whole payload, up
+    # to BEL or ST (ESC \ or U+009C); an unterminated one runs to the end of the text
+    r"(?:\x1b[\]PX^_]|[\x90\x98\x9d\x9e\x9f])(?:[^\x07\x1b\x9c]|\x1b(?!\\))*(?:\x07|\x1b\\|\x9c|\Z)"
+    r"|(?:\x1b\[|\x9b)[0-?]*[ -/]*(?:[@-~]|\Z)"  # CSI (colours, cursor moves), 7- or 8-bit
+    r"|\x1b[ -/]*[0-~]"  # any other escape sequence (charsets, keypad modes, RIS …)
+    r"|[\x00-\x08\x0b-\x1f\x7f-\x9f]"  # a lone ESC, other C0 but \n and \t, DEL, C1
+)
+_C1 = re.compile(r"[\x7f-\x9f]")
 REPORT_LINES = 12  # lines of a worker's report shown without -v
 
 
 def clean(text: str) -> str:
-    """Model/tool text made safe to print: foreign escape sequences and controls removed."""
+    """Model/tool text made safe to print: escape sequences and their payloads, and every
+    control character but newline and tab, removed — a window title, a hyperlink, a
+    cleared screen or a remapped keyboard a file or tool output carries stays in the file."""
     return _ANSI.sub("", text)
+
+
+def shown(text: str, secrets: Iterable[str] = ()) -> str:
+    """:func:`clean` text from a transcript or a run book, credentials masked first: the
+    values flower resolved (``secrets``) and anything shaped like an Anthropic key."""
+    from flower.core.env import redact_keys
+
+    return clean(redact_keys(text, secrets))
+
+
+def deep(value: Any, fn: Callable[[str], str]) -> Any:
+    """``value`` (a JSON-like document) with every string in it, keys too, passed through
+    ``fn``: a report built from a transcript is made safe once, before any of it is shown."""
+    if isinstance(value, str):
+        return fn(value)
+    if isinstance(value, dict):
+        return {deep(k, fn): deep(v, fn) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [deep(v, fn) for v in value]
+    return value
+
+
+def json_text(doc: Any, secrets: Iterable[str] = (), **dump: Any) -> str:
+    """``--json`` output: credentials masked, and DEL/C1 characters written as ``\\u``
+    escapes (JSON escapes C0 itself; a raw U+009B is a CSI to some terminals) — the same
+    data to any JSON reader."""
+    import json
+
+    from flower.core.env import redact_keys
+
+    text = json.dumps(deep(doc, lambda s: redact_keys(s, secrets)), ensure_ascii=False,
+                      indent=2, **dump)
+    return _C1.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
 
 
 class Renderer:

@@ -37,6 +37,7 @@ from flower import config, texts
 from flower.cli.exitcodes import ExitCode
 from flower.core import env as envmod
 from flower.errors import one_line
+from flower.stores.url import display_url
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -233,7 +234,7 @@ def _configure(console: Console, reason: str, read_line: ReadLine | None) -> boo
     # 2. gateway root
     current_url = old.get(BASE_URL, "")
     if current_url:
-        _say(console, texts.SETUP_ASK_URL_KEEP.format(current=current_url,
+        _say(console, texts.SETUP_ASK_URL_KEEP.format(current=display_url(current_url),
                                                        default=envmod.DEFAULT_BASE_URL), "bold")
     else:
         _say(console, texts.SETUP_ASK_URL.format(default=envmod.DEFAULT_BASE_URL), "bold")
@@ -246,7 +247,7 @@ def _configure(console: Console, reason: str, read_line: ReadLine | None) -> boo
         if tail:
             _say(console, texts.SETUP_URL_STRIPPED.format(tail=tail), "dim")
         if url and not re.match(r"https?://", url, re.IGNORECASE):
-            _say(console, texts.SETUP_URL_NO_SCHEME.format(url=url), "yellow")
+            _say(console, texts.SETUP_URL_NO_SCHEME.format(url=display_url(url)), "yellow")
         chosen[BASE_URL] = url
 
     # 3. model, fanned out to the three model keys
@@ -287,7 +288,7 @@ def _configure(console: Console, reason: str, read_line: ReadLine | None) -> boo
     _say(console, texts.SETUP_SAVED.format(path=written), "green")
     for k, v in chosen.items():
         if v:
-            shown = envmod.mask(v) if envmod.is_secret(k) else v
+            shown = envmod.mask(v) if envmod.is_secret(k) else display_url(v)
             _say(console, texts.SETUP_SAVED_KEY.format(key=k, value=shown), "dim")
     for k in dropped:
         _say(console, texts.SETUP_SAVED_DROPPED.format(key=k), "dim")

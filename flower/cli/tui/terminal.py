@@ -413,9 +413,12 @@ def run_workflow(out: Console, wf: Workflow, rt: Runtime, *,
     if not failed:
         return ExitCode.OK
     result = ctx.get("_results", {}).get(failed)
-    why = ctx.get("_aborted") or (result.error if result is not None else "") or ""
     from rich.markup import escape
 
+    from flower.cli.tui.render import clean
+
+    # a step's error may quote a tool's output
+    why = clean(ctx.get("_aborted") or (result.error if result is not None else "") or "")
     out.print(f"[red]x {escape(texts.ABORTED_AT.format(step=failed, why=why))}[/]")
     if result is not None and result.error:
         from flower.cli.tui.setup_screen import reconfigure_after_failure
@@ -452,6 +455,8 @@ def run_once(out: Console, rt: Runtime, spec: AgentSpec, prompt: str, *,
     if not result.ok:
         from rich.markup import escape
 
-        out.print(f"[red]x {escape(result.error or '?')}[/]")
+        from flower.cli.tui.render import clean
+
+        out.print(f"[red]x {escape(clean(result.error or '?'))}[/]")
         return ExitCode.FAILED
     return ExitCode.OK
