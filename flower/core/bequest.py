@@ -144,7 +144,7 @@ def _defused(body: str) -> list[str]:
     """Body lines, with any line that would read as a marker altered: a model quoting the
     markers must not break the pair the next run looks for."""
     out = []
-    for line in body.strip("\n").splitlines():
+    for line in _EOL.split(body.strip("\r\n")):
         if _IS_BEGIN.fullmatch(line) or _IS_END.fullmatch(line):
             line = line.replace("<!--", "<!- -")
         out.append(line)
@@ -155,14 +155,16 @@ def _compose(text: str, body: str) -> tuple[str, str]:
     """The new file text and what happened: created, replaced, appended or malformed."""
     lines = _lines(text)
     eol = _dominant_eol(lines)
-    block = eol.join([BEGIN, *_defused(body), END])
     begins = [i for i, (c, _) in enumerate(lines) if _IS_BEGIN.fullmatch(c)]
     ends = [i for i, (c, _) in enumerate(lines) if _IS_END.fullmatch(c)]
     if len(begins) == 1 and len(ends) == 1 and begins[0] < ends[0]:
         b, e = begins[0], ends[0]
+        # the block keeps the line ending it has; a new one takes the file's commonest
+        block = (lines[b][1] or eol).join([BEGIN, *_defused(body), END])
         head = "".join(c + x for c, x in lines[:b])
         tail = "".join(c + x for c, x in lines[e + 1:])
         return head + block + lines[e][1] + tail, "replaced"
+    block = eol.join([BEGIN, *_defused(body), END])
     if not text:
         return block + eol, "created"
     sep = "" if lines[-1][1] else eol
