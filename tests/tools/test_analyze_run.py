@@ -24,7 +24,7 @@ from flower.stores.sqlite import SqliteSessionStore
 ROOT = Path(__file__).resolve().parents[2]
 TOOL = ROOT / "tools" / "analyze_run.py"
 FIXTURES = ROOT / "tests" / "stores" / "fixtures"
-STEPS = ["确认需求", "设定目标", "干活", "干活·判定#1", "干活#round2", "干活·判定#2"]
+STEPS = ["确认需求", "设定目标", "干活", "干活·判定#1", "干活#round2", "干活·判定#2", "收尾交接"]
 SECTIONS = ["总账", "每一步", "重试与交接", "每个会话", "子代理", "续跑时 load() 会改写什么",
             "每轮上下文", "缓存与 tokens", "最大的 10 个工具结果", "工作台"]
 
@@ -169,7 +169,7 @@ def test_json_of_the_demo(demo_run: Path, analyze: Run) -> None:
     work = doc["steps"][2]
     assert work["dispatches"] == 1 and work["tool_calls"] == {"Agent": 1}
     assert sum(work["subagent_tool_calls"].values()) >= 2  # the coder wrote and ran the script
-    assert doc["totals"]["main_sessions"] == 5 and doc["totals"]["subagents"] == 2
+    assert doc["totals"]["main_sessions"] == 6 and doc["totals"]["subagents"] == 2
     sessions = {s["session_id"]: s for s in doc["sessions"]}
     assert sessions[work["session_id"]]["steps"] == ["干活", "干活#round2"]
     assert len(sessions[work["session_id"]]["subagents"]) == 2
