@@ -123,7 +123,7 @@ def git_source(spec: str) -> tuple[str, str] | None:
         return None
     url = spec[4:].split("#", 1)[0]
     head, sep, ref = url.rpartition("@")
-    if sep and "/" not in ref and head and not head.endswith(":"):
+    if sep and ref and "/" not in ref:
         return head, ref
     return url, "HEAD"
 
