@@ -243,7 +243,7 @@ def test_sessions_without_a_manifest(demo_run: Path, tmp_path: Path, analyze: Ru
     run_dir.mkdir()
     shutil.copy(demo_run / "sessions.db", run_dir / "sessions.db")
     doc = json.loads(analyze(str(run_dir), "--json").stdout)
-    assert doc["steps"] == [] and len(doc["sessions"]) == 5 and len(doc["subagents"]) == 2
+    assert doc["steps"] == [] and len(doc["sessions"]) == 6 and len(doc["subagents"]) == 2
     text = analyze(str(run_dir)).stdout
     assert "清单里没有步骤" in text and "==== 工作台 " in text
 
@@ -257,4 +257,4 @@ def test_flower_analyze_is_the_tool(rich_run: dict[str, Any]) -> None:
         assert want.returncode == got.returncode == 0, want.stderr + got.stderr
         assert got.stdout == want.stdout and len(got.stdout) > 1000
     doc = json.loads(flower(run_dir, "--json").stdout)
-    assert doc["db"] == "ok" and len(doc["steps"]) == 8
+    assert doc["db"] == "ok" and len(doc["steps"]) == 9
