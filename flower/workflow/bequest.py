@@ -31,7 +31,7 @@ from flower.workflow.base import Ctx, Step, StepAbort, _label
 from flower.workflow.goal import VERDICT_KEY
 
 NAME = "收尾交接"
-BEQUEST_KEY = "_bequest"
+BEQUEST_KEY = "_bequest"  # ctx: {"degraded", "why", "files"} of the handover written
 REPORT_CHARS = 2000  # of the last work round's report in the prompt (a clue, not evidence)
 
 
@@ -100,7 +100,9 @@ async def bequeath(ctx: Ctx, result: Any, *, agent: AgentSpec, name: str, root: 
         elif o.status == "error":
             emit(Event("task", text=texts.BEQUEST_NOT_WRITTEN.format(path=o.path,
                                                                      error=o.error)))
-    ctx[BEQUEST_KEY] = doc
+    # plain JSON, so the record crosses to the next step on a Temporal worker too
+    ctx[BEQUEST_KEY] = {"degraded": bool(why), "why": why,
+                        "files": [str(o.path) for o in written]}
     return doc
 
 

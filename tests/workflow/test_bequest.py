@@ -5,6 +5,7 @@ end-to-end tests in tests/e2e/test_bequest.py drive the real one)."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -81,6 +82,8 @@ async def test_after_a_pass_the_handover_is_written(tmp_path: Path) -> None:
     claude = (tmp_path / "ws" / "CLAUDE.md").read_text(encoding="utf-8")
     assert claude.startswith(BEGIN) and "一个小工具" in claude
     assert (tmp_path / "ws" / "AGENTS.md").read_text(encoding="utf-8") == claude
+    assert ctx["_bequest"]["degraded"] is False
+    json.dumps(ctx["_bequest"])  # crosses to a Temporal worker's next step as it is
 
 
 async def test_not_after_an_early_round_only_after_the_last(tmp_path: Path) -> None:
@@ -127,7 +130,8 @@ async def test_an_unusable_answer_gives_the_mechanical_block(tmp_path: Path,
     block = (tmp_path / "ws" / "CLAUDE.md").read_text(encoding="utf-8")
     assert DEGRADED in block and "做个 md 转 html 的脚本" in block and "已达成" in block
     assert ".flower/INDEX.md" in block
-    assert ctx["_bequest"].degraded
+    assert ctx["_bequest"]["degraded"] and ctx["_bequest"]["why"]
+    assert sorted(Path(f).name for f in ctx["_bequest"]["files"]) == ["AGENTS.md", "CLAUDE.md"]
 
 
 async def test_a_file_that_cannot_be_written_is_a_notice_not_a_failure(tmp_path: Path) -> None:
