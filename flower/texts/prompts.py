@@ -382,7 +382,7 @@ BEQUEST_PROMPT = """\
 工作台的路径、索引,以及 notes/ 里的需求、目标、交接书各是什么。
 
 直接输出这五节,不要写文件。"""
-# How the prompt and the mechanical block name a verdict's state (core/goal.py states).
+# How the prompt and the mechanical block name a verdict's state (core/checklist.py states).
 BEQUEST_VERDICT_STATES = {"achieved": "已达成", "not_yet": "未达成", "unreachable": "无法验证"}
 BEQUEST_NO_VERDICT = "(没有判定:这次没有设定目标)"
 BEQUEST_NO_REPORT = "(没有汇报)"

@@ -24,8 +24,8 @@ from flower import texts
 from flower.core.agent import AgentSpec
 from flower.core.bequest import Bequest, mechanical, write_both
 from flower.core.brief import Brief
+from flower.core.checklist import Goal, Verdict
 from flower.core.events import Event
-from flower.core.goal import Goal, Verdict
 from flower.core.roles import bequest as bequest_role
 from flower.workflow.base import Ctx, Step, StepAbort, _label
 from flower.workflow.goal import VERDICT_KEY

@@ -6,9 +6,10 @@ import subprocess
 
 from flower import __version__, texts
 from flower.cli.context import console, escape, fail
+from flower.cli.exitcodes import ExitCode
 
 
-def update(*, check_only: bool) -> int:
+def update(*, check_only: bool) -> ExitCode:
     """``--check`` only reports (exit 0 whatever it finds); otherwise installs what is newer.
     Never throttled: the 24 h limit is for the unasked check at the end of a run."""
     from flower.core import update as up
@@ -17,26 +18,26 @@ def update(*, check_only: bool) -> int:
     checkout = up.source_checkout()
     if checkout is not None:
         out.print(escape(texts.UPDATE_CHECKOUT.format(path=checkout)), highlight=False)
-        return 0 if check_only else 1
+        return ExitCode.OK if check_only else ExitCode.FAILED
     install = up.load_install()
     if install is None:
         out.print(escape(texts.UPDATE_NO_RECORD.format(path=up.record_paths()[-1])),
                   highlight=False)
-        return 0 if check_only else 1
+        return ExitCode.OK if check_only else ExitCode.FAILED
     try:
         latest, installed = up.probe(install, timeout=30.0)
     except up.UpdateError as exc:
         out.print(escape(texts.UPDATE_UNREACHABLE.format(source=install.source, why=exc)),
                   highlight=False)
-        return 0 if check_only else 1
+        return ExitCode.OK if check_only else ExitCode.FAILED
     current = up.short(installed) if installed else __version__
     if latest == installed:
         out.print(escape(texts.UPDATE_LATEST.format(current=current, source=install.source)),
                   highlight=False)
-        return 0
+        return ExitCode.OK
     if check_only:
         out.print(escape(texts.UPDATE_NOTICE.format(new=up.short(latest))), highlight=False)
-        return 0
+        return ExitCode.OK
     try:
         command = up.installer(install)
     except up.UpdateError:
@@ -58,4 +59,4 @@ def update(*, check_only: bool) -> int:
     except OSError:
         pass  # installed all the same; the next check just reports it once more
     out.print(escape(texts.UPDATE_DONE.format(current=up.short(latest))), highlight=False)
-    return 0
+    return ExitCode.OK
