@@ -30,7 +30,7 @@ from typing import Any
 
 from flower import config
 from flower.core.paths import atomic_write
-from flower.errors import FlowerError
+from flower.errors import UpdateError
 
 __all__ = ["INTERVAL_S", "Check", "Install", "UpdateError", "background", "installer",
            "load_install", "probe", "record_paths", "short", "source_checkout", "stamp_path"]
@@ -40,10 +40,6 @@ INTERVAL_S = 24 * 3600.0
 GIT_TIMEOUT_S = 6.0
 _SHA = re.compile(r"[0-9a-f]{40}")
 _VERSION = re.compile(r'^version\s*=\s*["\']([^"\']+)["\']', re.MULTILINE)
-
-
-class UpdateError(FlowerError):
-    """The source could not tell what its latest version is (unreachable, not a repo …)."""
 
 
 @dataclass
