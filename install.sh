@@ -19,6 +19,10 @@
 #   FLOWER_NO_PIPX=1   use the venv path even when pipx is present
 #   FLOWER_PREFIX      where the venv goes (default ~/.local/share/flower)
 #   FLOWER_BIN_DIR     where the symlink goes (default ~/.local/bin)
+#   FLOWER_NO_UPDATE=1 do not ask a git source for the commit being installed
+#
+# It leaves $FLOWER_PREFIX/install.json: the source, the method (venv or pipx) and the
+# commit or version installed, so `flower update` can upgrade the same way later.
 set -euo pipefail
 
 PREFIX="${FLOWER_PREFIX:-$HOME/.local/share/flower}"
@@ -41,7 +45,7 @@ step() { printf '%s== %s%s\n' "$BOLD" "$*" "$RESET"; }
 die() { printf '%s! %s%s\n' "$RED" "$*" "$RESET" >&2; exit 1; }
 
 usage() {
-    sed -n '2,22p' "${BASH_SOURCE[0]:-$0}" 2>/dev/null | sed 's/^# \{0,1\}//' || true
+    sed -n '2,25p' "${BASH_SOURCE[0]:-$0}" 2>/dev/null | sed 's/^# \{0,1\}//' || true
 }
 
 while [ $# -gt 0 ]; do
@@ -114,10 +118,11 @@ uninstall() {
     fi
     if [ -d "$VENV" ]; then
         rm -rf "$VENV"
-        rmdir "$PREFIX" 2>/dev/null || true
         say "removed $VENV"
         did=1
     fi
+    rm -f "$PREFIX/install.json"
+    rmdir "$PREFIX" 2>/dev/null || true
     if [ "$did" = 1 ]; then
         step "flower uninstalled (credentials in ~/.config/flower and runs/ folders are kept)"
     else
@@ -158,6 +163,63 @@ install_pipx() {
     METHOD="pipx"
 }
 
+# The commit being installed, when the source can say: a git URL (pip's git+URL[@ref]) is
+# asked with ls-remote, a local checkout with rev-parse. Empty when it cannot tell.
+installed_sha() {
+    command -v git >/dev/null 2>&1 || return 0
+    case "$SOURCE" in
+        git+*)
+            [ -z "${FLOWER_NO_UPDATE:-}" ] || return 0
+            local url ref out
+            url="${SOURCE#git+}"
+            url="${url%%#*}"
+            ref="HEAD"
+            if [ "${url##*@}" != "$url" ] && [[ "${url##*@}" != */* ]]; then
+                ref="${url##*@}"
+                url="${url%@*}"
+            fi
+            out="$(GIT_TERMINAL_PROMPT=0 git ls-remote "$url" "$ref" </dev/null 2>/dev/null)" \
+                || return 0
+            printf '%s\n' "${out%%[[:space:]]*}"
+            ;;
+        *)
+            if [ -e "$SOURCE/.git" ]; then
+                git -C "$SOURCE" rev-parse HEAD 2>/dev/null </dev/null || true
+            fi
+            ;;
+    esac
+}
+
+# install.json beside the venv: what `flower update` reads to upgrade the same way.
+write_record() {
+    local py record="$PREFIX/install.json" source="$SOURCE"
+    if [ -d "$SOURCE" ]; then
+        source="$(cd "$SOURCE" && pwd)"
+    fi
+    if [ "$METHOD" = venv ]; then
+        py="$VENV/bin/python"
+    else
+        py="$(find_python)" || return 0
+    fi
+    mkdir -p "$PREFIX"
+    R_METHOD="$METHOD" R_SOURCE="$source" R_SHA="$(installed_sha)" R_VERSION="${1:-}" \
+        R_VENV="$([ "$METHOD" = venv ] && printf '%s' "$VENV")" \
+        R_PIP_ARGS="${FLOWER_PIP_ARGS:-}" "$py" - "$record" <<'PY' \
+        || say "could not write $record: flower update will not know how flower was installed"
+import json, os, sys, tempfile, time
+keys = ("method", "source", "sha", "version", "venv", "pip_args")
+data = {k: os.environ.get("R_" + k.upper(), "") for k in keys}
+data["installed_at"] = int(time.time())
+path = sys.argv[1]
+fd, tmp = tempfile.mkstemp(dir=os.path.dirname(path), prefix=".install.", suffix=".tmp")
+with os.fdopen(fd, "w", encoding="utf-8") as f:
+    json.dump(data, f, ensure_ascii=False, indent=2)
+    f.write("\n")
+os.chmod(tmp, 0o644)
+os.replace(tmp, path)
+PY
+}
+
 if [ "$ACTION" = uninstall ]; then
     uninstall
     exit 0
@@ -178,6 +240,7 @@ if [ "$METHOD" = venv ]; then
     exe="$LINK"
 fi
 version="$("$exe" --version 2>/dev/null || true)"
+write_record "${version##* }"
 step "installed: ${version:-flower} -> $exe"
 case ":${PATH:-}:" in
     *":$BIN_DIR:"*) ;;

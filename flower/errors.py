@@ -19,7 +19,7 @@ from pathlib import Path
 __all__ = ["LIMIT", "BadInput", "CopyError", "CorruptManifest", "CorruptState",
            "CredentialsMissing", "FlowerError", "NoRuns", "SandboxUnavailable",
            "StoreCorruptError", "StoreOffline", "StoreUnavailable", "StoreVersionError",
-           "TargetError", "Unstorable", "one_line"]
+           "TargetError", "Unstorable", "UpdateError", "one_line"]
 
 
 class FlowerError(Exception):
@@ -100,6 +100,11 @@ class CopyError(FlowerError, RuntimeError):
 
 class Unstorable(FlowerError, ValueError):
     """An entry that cannot be stored at all (not JSON: a set, a non-string key …)."""
+
+
+class UpdateError(FlowerError):
+    """The install source could not say what its latest version is (unreachable, not a
+    repository, nothing recorded at install time), or flower cannot reinstall that way."""
 
 
 # ------------------------------------------------------------------ the one line

@@ -2,7 +2,7 @@
 
 ``flower "一句话"`` runs the default job, bare ``flower`` asks what to do (or wakes up),
 ``run TARGET`` drives your own workflow, ``once PROMPT`` one agent; ``setup``, ``demo``,
-``log`` and ``analyze`` are the helpers around them.
+``log`` and ``analyze`` are the helpers around them; ``update`` installs a newer flower.
 
 Kept import-light: only click is imported at module load; everything heavy (rich, the SDK,
 prompt_toolkit) is imported inside the command that needs it, so ``flower --help`` is fast.
@@ -31,7 +31,7 @@ from flower.cli.context import Globals, console, dirs
 from flower.texts import RUN_FLAG_HELP
 
 COMMANDS = ("go", "run", "once", "setup", "demo", "log", "analyze", "store", "worker",
-            "status")
+            "status", "update")
 # flag -> takes a value?
 GLOBAL_FLAGS = {"-w": True, "--workspace": True, "-r": True, "--run-dir": True,
                 "-v": False, "--verbose": False, "-W": False, "--workbench": False,
@@ -230,6 +230,8 @@ def main(ctx: click.Context, workspace: str, run_dir: str | None, verbose: bool,
 @click.option("--new", is_flag=True, help="Start a new task here (the old one is archived).")
 @click.option("--clarify-only", is_flag=True, help="Only confirm the requirement.")
 @click.option("--no-trim", is_flag=True, help="Keep old large tool results on resume.")
+@click.option("--no-bequest", is_flag=True,
+              help="At the end, do not write the handover block into CLAUDE.md / AGENTS.md.")
 @temporal_options()
 @click.pass_obj
 def go(g: Globals, ask: str | None, temporal: str | None, queue: str, heartbeat: float,
@@ -286,6 +288,16 @@ def setup() -> None:
     from flower.cli.commands.setup import setup as run_setup
 
     sys.exit(run_setup())
+
+
+@main.command(context_settings=CONTEXT)
+@click.option("--check", "check_only", is_flag=True,
+              help="Only say whether a newer version exists (exit 0 either way).")
+def update(check_only: bool) -> None:
+    """Install a newer flower the way install.sh installed this one (pipx, uv or its venv)."""
+    from flower.cli.commands.update import update as run_update
+
+    sys.exit(run_update(check_only=check_only))
 
 
 @main.command(context_settings=CONTEXT)

@@ -1,4 +1,4 @@
-"""Role factories: coordinator, worker, clarify, judge, oracle.
+"""Role factories: coordinator, worker, clarify, judge, oracle, bequest.
 
 A role is rule text plus a tool set. What a role may *not* do is enforced by the hooks the
 Runtime installs from the spec (``flower.core.guard``), never by the tool list alone — the
@@ -24,6 +24,7 @@ WORKER_RULES = texts.WORKER_RULES
 CLARIFIER_RULES = texts.CLARIFIER_RULES
 JUDGE_RULES = texts.JUDGE_RULES
 ORACLE_RULES = texts.ORACLE_RULES
+BEQUEST_RULES = texts.BEQUEST_RULES
 
 COORDINATOR_TOOLS = ["Agent", "TodoWrite", "Read"]
 WEB_TOOLS = ["WebFetch", "WebSearch"]
@@ -130,6 +131,23 @@ def oracle(name: str = "旁路问答", *, instructions: str = "", model: str | N
     default (12 turns, $0.5). The only non-coordinator role that sees the workbench index."""
     return AgentSpec(
         name=name, instructions=_joined(ORACLE_RULES, instructions),
+        allowed_tools=list(READ_TOOLS), model=model, effort=effort, max_turns=max_turns,
+        max_budget_usd=max_budget_usd, workbench=True, role="oracle",
+    )
+
+
+def bequest(name: str = "收尾交接", *, instructions: str = "", model: str | None = None,
+            effort: str | None = None, max_turns: int | None = 12,
+            max_budget_usd: float | None = 0.5) -> AgentSpec:
+    """Writes the handover for the next tool when a run ends (``flower.core.bequest``).
+
+    Walled exactly like the oracle — its role kind *is* ``"oracle"``, so the guard's
+    exclusive read-only wall refuses a Write, Edit or Bash it tries — because looking is
+    all it needs, and a closing session that could still change files would change them
+    after the judge's last look. Sees the workbench index; braked like the oracle.
+    """
+    return AgentSpec(
+        name=name, instructions=_joined(BEQUEST_RULES, instructions),
         allowed_tools=list(READ_TOOLS), model=model, effort=effort, max_turns=max_turns,
         max_budget_usd=max_budget_usd, workbench=True, role="oracle",
     )

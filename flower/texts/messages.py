@@ -354,4 +354,24 @@ SANDBOX_STEP = "沙箱:{wall}"
 SANDBOX_WALLS = {"off": "关", "readonly": "只读、不联网", "workspace": "只能写工作区、不联网",
                  "workspace+net": "只能写工作区、联网限白名单"}
 
+# --- bequest (workflow/bequest.py) and updates (core/update.py, cli/commands/update.py) -----
+
+BEQUEST_RUNNING = "# {label}:运行结束,给下一个工具写交接(CLAUDE.md / AGENTS.md)"
+BEQUEST_WRITTEN = "# 交接写进了 {paths}"
+BEQUEST_WRITTEN_DEGRADED = "# 收尾交接没写成({why}),写了一份机械的兜底交接:{paths}"
+BEQUEST_MALFORMED = "# {path} 里 flower 的标记不成对,新的一段追加在了末尾;多余的那段可以删掉"
+BEQUEST_NOT_WRITTEN = "# 交接没写进 {path}:{error}"
+UPDATE_NOTICE = "有新版本 {new}:flower update"
+UPDATE_LATEST = "已经是最新:{current}(来源 {source})"
+UPDATE_UNREACHABLE = "查不到来源 {source} 的最新版本:{why}"
+UPDATE_CHECKOUT = "这是源码检出({path}),flower 不替它更新:在那里 git pull。"
+UPDATE_NO_RECORD = (
+    "不知道这个 flower 是怎么装的(没找到 install.sh 留下的 {path}),没法替它更新。"
+    "用 install.sh 重新装一次,以后 flower update 就知道怎么做了。"
+)
+UPDATE_RUNNING = "更新:{command}"
+UPDATE_DONE = "更新好了:{current},下次运行 flower 生效。"
+UPDATE_FAILED = "更新失败(退出码 {code}):{command}"
+UPDATE_UNKNOWN_METHOD = "install.sh 记下的安装方式 {method!r} 不认识,没法替它更新。"
+
 __all__ = [name for name in dir() if name.isupper()]

@@ -336,4 +336,73 @@ HUMAN_WORDS_PENDING = "【人类插话】你还没看到的这段话是人类刚
 SANDBOX_NO_ESCAPE = ("这个角色的命令只能在沙箱里跑(只读、不联网),不能用 dangerouslyDisableSandbox。"
                      "去掉它再试;要改东西或联网,派给 subagent。")
 
+# --- bequest: the handover to the next tool (workflow/bequest.py, core/roles.py) ------------
+
+# The bequest role's rules; the demo's fake model tells the role apart by the first line.
+BEQUEST_RULES = """\
+你是收尾交接:这次运行结束了,接手这个文件夹的下一个人多半用 Claude Code 或 Codex,而不是 flower。
+- 你写的东西会原样放进工作区根目录的 CLAUDE.md 和 AGENTS.md,接手的工具每个会话都会读它:要短、要准,总共不超过 40 行。
+- 只读:用 Read / Glob / Grep 查看现场,不写文件、不跑命令。
+- 只写看得见证据的事;不知道就写不知道,不要编。"""
+# The whole prompt of the bequest session. The five headings are vocab's BEQUEST_SECTIONS:
+# change them together.
+BEQUEST_PROMPT = """\
+这次运行结束了。给接手这个文件夹的下一个工具写一份交接,它会被放进 {root} 下的 CLAUDE.md 和 AGENTS.md。
+
+需求确认书:
+{brief}
+
+目标:
+{goal}
+
+最后一次判定:{verdict}
+
+最后一轮干活的汇报(只作线索,不能当证据):
+{report}
+
+工作台在 {workbench},索引 {index}。
+
+先查现场:生成文件的脚本常常只在自己的开头注释里说"这个文件是生成的,别改"——用 Grep 找 generated、自动生成、不要手改、DO NOT EDIT 之类的字样,看脚本写出了哪些文件。
+
+只输出下面五节,用这五个标题,每节几行:
+
+## 这是什么
+一两句:这个文件夹里是什么东西,给谁用,怎么运行。
+
+## 验收:达成与未达成
+按目标逐条:哪些达成了,哪些没有。
+
+## 哪些文件是生成的、由什么生成
+每行一条:`文件` ← `生成它的命令或脚本`(要改就改源头,再重新生成)。没有就写「(无)」。
+
+## 走不通的路
+试过、已经排除的做法,每条写清为什么不行。没有就写「(无)」,不要编。
+
+## 工作台在哪、怎么读
+工作台的路径、索引,以及 notes/ 里的需求、目标、交接书各是什么。
+
+直接输出这五节,不要写文件。"""
+# How the prompt and the mechanical block name a verdict's state (core/checklist.py states).
+BEQUEST_VERDICT_STATES = {"achieved": "已达成", "not_yet": "未达成", "unreachable": "无法验证"}
+BEQUEST_NO_VERDICT = "(没有判定:这次没有设定目标)"
+BEQUEST_NO_REPORT = "(没有汇报)"
+# The block's head, read by the next tool before the sections.
+BEQUEST_TITLE = "## flower 交接"
+BEQUEST_STAMP = "> {when} 运行结束时写的。需求、目标和全部记录在工作台里;这里只是入口。"
+BEQUEST_CUT = "…(还有 {n} 行,见工作台)"
+# mechanical(): what flower knows without a model. {marker} is vocab's BEQUEST_DEGRADED.
+BEQUEST_MECH_WHAT = (
+    "{marker} 收尾的会话没能写出交接({why}),下面是 flower 机械生成的兜底版本。\n目标:{goal}"
+)
+BEQUEST_MECH_ACCEPT = "最后一次判定:{verdict}"
+BEQUEST_MECH_UNKNOWN = "不知道:去工作台的 notes/ 和 scripts/、git log 里查,别假设。"
+BEQUEST_MECH_WORKBENCH = (
+    "工作台在 `{root}`,先读索引 `{index}`:notes/需求.md 是冻结的需求,notes/目标.md 是判定清单,"
+    "notes/交接-*.md 是上下文满时的交接书,scripts/ 是可复用的脚本。"
+)
+BEQUEST_NO_GOAL = "(不知道)"
+BEQUEST_WHY_MISSING = "缺{names}"
+BEQUEST_WHY_FAILED = "会话失败:{error}"
+BEQUEST_WHY_EMPTY = "没有输出"
+
 __all__ = [name for name in dir() if name.isupper()]

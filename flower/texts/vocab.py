@@ -103,4 +103,29 @@ HANDOFF_TITLE = "# 交接书({step})"
 # Marks a degraded() document (the mechanical fallback); ``Handoff.degraded`` looks for it.
 HANDOFF_DEGRADED = "[降级:交接没写成]"
 
+# --- bequest (core/bequest.py) ---------------------------------------------------------------
+
+# The handover block flower keeps in CLAUDE.md and AGENTS.md at the workspace root. A rerun
+# finds its own block by these two marker lines (a line holding only ``<!-- flower:begin … -->``
+# and one holding only ``<!-- flower:end -->``): changing them strands every block already
+# written, and the next run appends a second one.
+BEQUEST_BEGIN = "<!-- flower:begin 这一段由 flower 在运行结束时生成,重跑会整段替换;标记之外的内容归你 -->"
+BEQUEST_END = "<!-- flower:end -->"
+# The five sections of the handover, in field order (what, accept, generated, deadends,
+# workbench); ``Bequest.missing()`` reports the required ones (the first and the last) by name.
+BEQUEST_SECTIONS = ("这是什么", "验收:达成与未达成", "哪些文件是生成的、由什么生成", "走不通的路",
+                    "工作台在哪、怎么读")
+# Headings accepted when parsing, per field (matched longest first, whole heading only).
+BEQUEST_ALIASES = {
+    "what": ("这是什么", "这是什么项目", "项目是什么"),
+    "accept": ("验收:达成与未达成", "验收：达成与未达成", "验收", "验收结果", "达成与未达成"),
+    "generated": ("哪些文件是生成的、由什么生成", "哪些文件是生成的", "生成的文件", "生成文件",
+                  "生成的文件与来源"),
+    "deadends": ("走不通的路", "走不通的", "试过不行的", "死路"),
+    "workbench": ("工作台在哪、怎么读", "工作台在哪", "工作台在哪里", "工作台", "怎么读工作台"),
+}
+BEQUEST_NONE = "(无)"  # an honestly empty section; in a required one it counts as missing
+# Marks the mechanical fallback block; ``Bequest.degraded`` looks for it.
+BEQUEST_DEGRADED = "[降级:收尾交接没写成]"
+
 __all__ = [name for name in dir() if name.isupper()]

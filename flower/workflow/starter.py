@@ -10,6 +10,9 @@ Waking up in a used folder: frozen steps are skipped (their documents still fill
 the work step resumes its session, and a new remark lands in three places — appended to
 the brief, delivered as the work step's resume prompt, and (when it was really appended)
 forcing the goal to be re-derived, because the judge reads only the frozen goal.
+
+When the work step is over (``bequest=True``) one more small read-only session writes the
+handover for the next tool into ``CLAUDE.md`` and ``AGENTS.md`` (``flower.workflow.bequest``).
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ from flower.core.roles import coordinator, worker
 from flower.core.workbench import Workbench
 from flower.errors import BadInput
 from flower.workflow.base import Ctx, Step, Workflow
+from flower.workflow.bequest import with_bequest
 from flower.workflow.clarify import clarify_step
 from flower.workflow.goal import goal_step, with_goal
 from flower.workflow.wake import wake_state
@@ -84,13 +88,14 @@ def starter_flow(ask: str, *, workspace: str | Path = ".", run_dir: str | Path =
                  max_asks: int | None = None, timeout_s: float | None = 1800.0,
                  instructions: str = "", worker_prompt: str = texts.WORKER_PROMPT,
                  brief_name: str = "需求.md", goal_name: str = "目标.md",
-                 log_name: str = "问答记录.md") -> Workflow:
+                 log_name: str = "问答记录.md", bequest: bool = True) -> Workflow:
     """Build the default workflow for ``ask`` in ``workspace``.
 
     Raises ``BadInput`` (a ``ValueError``) before anything is spent: ``isolate`` outside a
     git work tree, or an empty ``ask`` in a folder with nothing to continue. ``new`` archives (never
     deletes) lineage, brief, goal and Q&A log into ``notes/archive/<timestamp>/``.
     Drive it with ``Runtime(workbench=wf.workbench)`` — one workbench, shared.
+    ``bequest=False`` leaves ``CLAUDE.md`` / ``AGENTS.md`` alone (no closing session).
     """
     from flower.core.human import HumanChannel
 
@@ -130,5 +135,9 @@ def starter_flow(ask: str, *, workspace: str | Path = ".", run_dir: str | Path =
         if goal:
             work = with_goal(work, channel, goal_path=goal_path, rounds=rounds,
                              can_run=judge_can_run)
+        if bequest:
+            work = with_bequest(work, root=ws, workbench=wb, brief_path=brief_path,
+                                brief_key=CLARIFY, goal_key=SET_GOAL,
+                                goal_path=goal_path if goal else None)
         steps.append(work)
     return Workflow(steps, name="starter", channel=channel, workbench=wb)

@@ -42,14 +42,16 @@ _HANDOFF_ASK = texts.HANDOFF_PROMPT.split("}")[-1].split("{")[0].strip()[:30]
 
 
 def role(req: Request) -> str:
-    """Which agent sent this request: clarify, goal, judge, handoff (the writing round),
-    work (the coordinator) or coder (the worker subagent)."""
+    """Which agent sent this request: clarify, goal, judge, bequest (the closing handover),
+    handoff (the writing round), work (the coordinator) or coder (the worker subagent)."""
     if req.agent_id:
         return "coder"
     if _first(texts.CLARIFIER_RULES) in req.system_text:
         return "clarify"
     if _first(texts.JUDGE_RULES) in req.system_text:
         return "goal" if _first(texts.SET_PROMPT) in req.first_user_text() else "judge"
+    if _first(texts.BEQUEST_RULES) in req.system_text:
+        return "bequest"
     if _HANDOFF_ASK in req.last_user_text():
         return "handoff"
     return "work"

@@ -145,7 +145,8 @@ def test_kill9_chain(chain: str, fake: FakeServer, workspace: Path, cli_env: dic
     check_after(snap, ws, run_dir, fake.message_requests()[snap.requests:])
     assert "<li>" in (ws / "sample.html").read_text(encoding="utf-8")
     rows = manifest_rows(run_dir)
-    assert rows[-1]["ok"] and rows[-1]["step"].startswith("干活·判定#")
+    assert rows[-2]["ok"] and rows[-2]["step"].startswith("干活·判定#")
+    assert rows[-1]["step"] == "收尾交接"  # then the handover for the next tool
     if chain == "handoff":
         assert any(r.get("retired") for r in rows if r["step"] == "干活")
 

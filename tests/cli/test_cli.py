@@ -78,7 +78,7 @@ def test_go_flags_and_defaults(captured: dict[str, Any]) -> None:
     assert captured["kw"] == {"asks": -1, "rounds": 3, "no_goal": False,
                               "judge_can_run": False, "timeout": 1800.0, "isolate": False,
                               "window": None, "no_handoff": False, "new": False,
-                              "clarify_only": False, "no_trim": False}
+                              "clarify_only": False, "no_trim": False, "no_bequest": False}
     assert (g.workspace, g.run_dir, g.verbose, g.workbench, g.trim) == (
         ".", None, False, False, False)
 

@@ -49,14 +49,14 @@ def test_go_unattended_then_wake(fake: FakeServer, workspace: Path, cli_env: dic
     assert texts.UI_ASK_STATES["timeout"] in out.stdout  # --timeout 0: nobody is asked
     assert "总花费 $" in out.stdout and str(workspace / "runs" / "manifest.json") in out.stdout
     assert steps(workspace) == ["确认需求", "设定目标", "干活", "干活·判定#1", "干活#round2",
-                                "干活·判定#2"]
+                                "干活·判定#2", "收尾交接"]
 
     again = flower(workspace, "--timeout", "0", stdin="\n")  # bare flower, Enter = carry on
     assert again.returncode == 0, again.stdout + again.stderr
     assert "接上上次" in again.stdout and "第 2 次唤醒" in again.stdout
     assert "== 确认需求" not in again.stdout  # frozen steps are skipped
     assert re.search(r"== 干活 =+  3/3  <- 接上次 · 第 2 次唤醒", again.stdout)
-    assert steps(workspace)[6:] == ["干活", "干活·判定#1"]
+    assert steps(workspace)[7:] == ["干活", "干活·判定#1", "收尾交接"]
 
 
 def test_new_archives_the_old_task(fake: FakeServer, workspace: Path, cli_env: dict[str, str],

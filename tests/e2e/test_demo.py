@@ -46,7 +46,8 @@ def test_demo_runs_the_whole_flow_offline(tmp_path: Path, home: Path,
     story = [  # the question and its answer, brief, checklist, dispatch, report, verdicts
         "? 转换要支持哪些 Markdown 写法?", "+ 标题、段落和列表就够了", "## 验收标准",
         "## 判定清单", "> 派人 coder", "| * Bash python3 md2html.py sample.md", "< 回报",
-        "结论:md2html.py", "干活·判定#1", "未达成", "干活#round2", "干活·判定#2", "已达成"]
+        "结论:md2html.py", "干活·判定#1", "未达成", "干活#round2", "干活·判定#2", "已达成",
+        "收尾交接", "交接写进了 CLAUDE.md、AGENTS.md"]
     at = -1
     for shown in story:  # in this order
         assert out.stdout.find(shown, at + 1) > at, shown
@@ -56,8 +57,13 @@ def test_demo_runs_the_whole_flow_offline(tmp_path: Path, home: Path,
     assert (ws / ".flower" / "notes" / "需求.md").is_file()
     rows = json.loads((ws / "runs" / "manifest.json").read_text())
     assert [r["step"] for r in rows] == ["确认需求", "设定目标", "干活", "干活·判定#1",
-                                         "干活#round2", "干活·判定#2"]
+                                         "干活#round2", "干活·判定#2", "收尾交接"]
     assert all(r["ok"] for r in rows)
+    # the handover for the next tool: the generated file is named, with what generates it
+    for name in ("CLAUDE.md", "AGENTS.md"):
+        block = (ws / name).read_text(encoding="utf-8")
+        assert "`sample.html` ← `python3 md2html.py sample.md`" in block
+        assert "[降级" not in block
     assert not (home / ".claude" / "projects").exists()  # the user's config was left alone
     runs = ws / "runs"  # whole transcripts: for the user's eyes only
     assert stat.S_IMODE(runs.stat().st_mode) == 0o700

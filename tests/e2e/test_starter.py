@@ -102,7 +102,7 @@ async def test_the_whole_flow(fake: FakeServer, workspace: Path, run_dir: Path,
     assert goal is not None and len(goal.checks) >= 3 and ctx[GOAL_KEY] == goal
     assert "<li>" in (workspace / "sample.html").read_text()  # the worker's file
     assert manifest_steps(run_dir) == ["确认需求", "设定目标", "干活", "干活·判定#1",
-                                       "干活#round2", "干活·判定#2"]
+                                       "干活#round2", "干活·判定#2", "收尾交接"]
     rows = {r["step"]: r for r in json.loads((run_dir / "manifest.json").read_text())}
     judges = {rows["干活·判定#1"]["session_id"], rows["干活·判定#2"]["session_id"]}
     work = rows["干活"]["session_id"]
@@ -110,6 +110,11 @@ async def test_the_whole_flow(fake: FakeServer, workspace: Path, run_dir: Path,
     assert rows["干活#round2"]["session_id"] == work  # the gap went back to the same session
     assert set(lineage(run_dir)["steps"]) == {"确认需求", "设定目标", "干活"}
     assert not judges & set(lineage(run_dir)["steps"].values())
+    bequest = rows["收尾交接"]["session_id"]  # a session of its own, like a judge
+    assert bequest not in judges | {work} | set(lineage(run_dir)["steps"].values())
+    block = (workspace / "CLAUDE.md").read_text()
+    assert (workspace / "AGENTS.md").read_text() == block
+    assert "`sample.html` ← `python3 md2html.py sample.md`" in block
     # the judge's gap reached the work session as feedback, nothing more
     sent_back = [r for r in fake.message_requests(session_id=work)
                  if texts.VERDICT_FEEDBACK_HEAD in r.last_user_text()]
@@ -128,8 +133,8 @@ async def test_rerun_wakes_up_and_carries_on(fake: FakeServer, workspace: Path,
     ctx, _, human = await run_starter(workspace, run_dir, "")
     assert "_failed_at" not in ctx and ctx["_woke"] == 2 and lineage(run_dir)["woke"] == 2
     assert human.seen == []  # nothing asked again
-    steps = manifest_steps(run_dir)[6:]
-    assert steps == ["干活", "干活·判定#1"]  # brief and goal steps skipped
+    steps = manifest_steps(run_dir)[7:]
+    assert steps == ["干活", "干活·判定#1", "收尾交接"]  # brief and goal steps skipped
     resumed = [r for r in fake.message_requests()[before:] if r.session_id == work]
     assert resumed and texts.WORK_CARRY_ON in resumed[0].last_user_text()
     assert "照这份需求确认书做" not in resumed[0].last_user_text()  # not the whole brief again
@@ -145,7 +150,7 @@ async def test_rerun_with_a_new_remark_amends_and_rederives(
     assert "_failed_at" not in ctx
     brief_text = (wf.workbench.notes / "需求.md").read_text()
     assert texts.AMEND_WAKE in brief_text and remark in brief_text  # 1. in the brief
-    assert manifest_steps(run_dir)[6:8] == ["设定目标", "干活"]  # 2. goal re-derived
+    assert manifest_steps(run_dir)[7:9] == ["设定目标", "干活"]  # 2. goal re-derived
     goal_setter = [r for r in requests_of(fake, texts.JUDGE_RULES)[0:]
                    if texts.SET_PROMPT.splitlines()[0] in r.first_user_text()]
     assert remark in goal_setter[-1].text()
@@ -157,7 +162,7 @@ async def test_rerun_with_a_new_remark_amends_and_rederives(
     # the same words again: already in the brief — no second append, no re-derivation
     await run_starter(workspace, run_dir, remark)
     assert (wf.workbench.notes / "需求.md").read_text().count(remark) == 1
-    assert "设定目标" not in manifest_steps(run_dir)[10:]
+    assert "设定目标" not in manifest_steps(run_dir)[11:]
 
 
 async def test_rerunning_the_original_command_is_not_a_new_remark(
@@ -170,7 +175,7 @@ async def test_rerunning_the_original_command_is_not_a_new_remark(
     assert texts.BRIEF_REQUEST.format(request=ASK) in before
     await run_starter(workspace, run_dir, ASK)
     assert (wf.workbench.notes / "需求.md").read_text() == before
-    assert manifest_steps(run_dir)[6:] == ["干活", "干活·判定#1"]
+    assert manifest_steps(run_dir)[7:] == ["干活", "干活·判定#1", "收尾交接"]
 
 
 async def test_new_archives_and_starts_fresh(fake: FakeServer, workspace: Path, run_dir: Path,
@@ -208,7 +213,8 @@ async def test_unparsable_verdict_is_another_round_never_a_pass(
                reply("嗯……我看了一下。"), reply("说不好。"), name="judge")
     ctx, _, _ = await run_starter(workspace, run_dir, rounds=2)
     assert ctx["_failed_at"] == "干活" and not ctx["_verdict"].ok
-    assert manifest_steps(run_dir)[2:] == ["干活", "干活·判定#1", "干活#round2", "干活·判定#2"]
+    assert manifest_steps(run_dir)[2:] == ["干活", "干活·判定#1", "干活#round2", "干活·判定#2",
+                                           "收尾交接"]  # the round limit ends it: handed over
 
 
 async def test_gate_without_runtime_aborts_never_passes(workspace: Path, home: Path) -> None:

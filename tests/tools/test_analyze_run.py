@@ -24,7 +24,7 @@ from flower.stores.sqlite import SqliteSessionStore
 ROOT = Path(__file__).resolve().parents[2]
 TOOL = ROOT / "tools" / "analyze_run.py"
 FIXTURES = ROOT / "tests" / "stores" / "fixtures"
-STEPS = ["确认需求", "设定目标", "干活", "干活·判定#1", "干活#round2", "干活·判定#2"]
+STEPS = ["确认需求", "设定目标", "干活", "干活·判定#1", "干活#round2", "干活·判定#2", "收尾交接"]
 SECTIONS = ["总账", "每一步", "重试与交接", "每个会话", "子代理", "续跑时 load() 会改写什么",
             "每轮上下文", "缓存与 tokens", "最大的 10 个工具结果", "工作台"]
 
@@ -169,7 +169,7 @@ def test_json_of_the_demo(demo_run: Path, analyze: Run) -> None:
     work = doc["steps"][2]
     assert work["dispatches"] == 1 and work["tool_calls"] == {"Agent": 1}
     assert sum(work["subagent_tool_calls"].values()) >= 2  # the coder wrote and ran the script
-    assert doc["totals"]["main_sessions"] == 5 and doc["totals"]["subagents"] == 2
+    assert doc["totals"]["main_sessions"] == 6 and doc["totals"]["subagents"] == 2
     sessions = {s["session_id"]: s for s in doc["sessions"]}
     assert sessions[work["session_id"]]["steps"] == ["干活", "干活#round2"]
     assert len(sessions[work["session_id"]]["subagents"]) == 2
@@ -243,7 +243,7 @@ def test_sessions_without_a_manifest(demo_run: Path, tmp_path: Path, analyze: Ru
     run_dir.mkdir()
     shutil.copy(demo_run / "sessions.db", run_dir / "sessions.db")
     doc = json.loads(analyze(str(run_dir), "--json").stdout)
-    assert doc["steps"] == [] and len(doc["sessions"]) == 5 and len(doc["subagents"]) == 2
+    assert doc["steps"] == [] and len(doc["sessions"]) == 6 and len(doc["subagents"]) == 2
     text = analyze(str(run_dir)).stdout
     assert "清单里没有步骤" in text and "==== 工作台 " in text
 
@@ -257,4 +257,4 @@ def test_flower_analyze_is_the_tool(rich_run: dict[str, Any]) -> None:
         assert want.returncode == got.returncode == 0, want.stderr + got.stderr
         assert got.stdout == want.stdout and len(got.stdout) > 1000
     doc = json.loads(flower(run_dir, "--json").stdout)
-    assert doc["db"] == "ok" and len(doc["steps"]) == 8
+    assert doc["db"] == "ok" and len(doc["steps"]) == 9

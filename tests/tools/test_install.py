@@ -8,6 +8,7 @@ local wheelhouse instead).
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -108,10 +109,14 @@ def test_pipx_when_present(home: Path, tmp_path: Path) -> None:
     assert out.returncode == 0, out.stdout + out.stderr
     calls = log.read_text().splitlines()
     assert calls == [f"install --force --pip-args --no-cache-dir -q {ROOT}"]
-    assert not (home / ".local" / "share" / "flower").exists()  # no venv of our own
+    assert not (home / ".local" / "share" / "flower" / "venv").exists()  # no venv of our own
+    record = json.loads((home / ".local" / "share" / "flower" / "install.json").read_text())
+    assert (record["method"], record["source"], record["version"]) == ("pipx", str(ROOT),
+                                                                       "0.1.0")
     assert "installed: flower, version 0.1.0" in out.stdout
     out = _run([str(SCRIPT), "--uninstall"], env, tmp_path)
     assert out.returncode == 0 and "uninstall flower" in log.read_text()
+    assert not (home / ".local" / "share" / "flower").exists()  # the record went too
 
 
 def test_outside_a_checkout_needs_a_source(home: Path, tmp_path: Path) -> None:
@@ -130,8 +135,9 @@ def test_outside_a_checkout_needs_a_source(home: Path, tmp_path: Path) -> None:
     assert piped.returncode == 1 and "FLOWER_SOURCE" in piped.stderr
     out = _run([str(lone), "--source", "/some/wheel.whl"], env, tmp_path)
     assert out.returncode == 0, out.stderr
-    out = _run([str(lone)], {**env, "FLOWER_SOURCE": "git+https://example.invalid/f.git"},
-               tmp_path)
+    # FLOWER_NO_UPDATE: the record is written without asking the (unreachable) git source
+    out = _run([str(lone)], {**env, "FLOWER_SOURCE": "git+https://example.invalid/f.git",
+                             "FLOWER_NO_UPDATE": "1"}, tmp_path)
     assert out.returncode == 0, out.stderr
     assert log.read_text().splitlines() == ["install --force /some/wheel.whl",
                                             "install --force git+https://example.invalid/f.git"]

@@ -11,7 +11,9 @@ store, manifest and lineage. There is no demo-only workflow: this is exactly wha
 * the coordinator dispatches a ``coder`` worker (a subagent) that writes and runs the
   script — forgetting lists the first time;
 * a fresh judge reads ``sample.html``, finds the missing ``<li>`` and sends the gap back;
-  the second round closes it and the judge says achieved.
+  the second round closes it and the judge says achieved;
+* a read-only closing session looks at the script and writes the handover for the next
+  tool into ``CLAUDE.md`` and ``AGENTS.md`` (``sample.html`` is generated: don't edit it).
 
 It is built to be interrupted: kill it (even ``kill -9``) and run ``flower demo`` again —
 it wakes up, skips what is frozen, and the work step resumes its own session. The fake
@@ -107,6 +109,25 @@ if __name__ == "__main__":
 SCRIPT_V1 = SCRIPT_HEAD + SCRIPT_TAIL  # the first round forgets lists — the judge notices
 SCRIPT = SCRIPT_HEAD + SCRIPT_LISTS + SCRIPT_TAIL
 
+BEQUEST = """## 这是什么
+md2html.py:把 Markdown 转成 HTML 的命令行小脚本(标题、段落、列表),只用标准库。
+运行 `python3 md2html.py sample.md`。
+
+## 验收:达成与未达成
+- 达成:sample.html 由 md2html.py 生成,# 标题是 <h1>,- 列表项是 <li>
+- 未达成:(无)
+
+## 哪些文件是生成的、由什么生成
+- `sample.html` ← `python3 md2html.py sample.md`:别手改它,改 md2html.py 或 sample.md 再重新生成
+
+## 走不通的路
+(无)
+
+## 工作台在哪、怎么读
+工作台在 `.flower/`,先读索引 `.flower/INDEX.md`;
+需求在 `.flower/notes/需求.md`,判定清单在 `.flower/notes/目标.md`。
+"""
+
 SAMPLE = "# 你好,flower\n\n这是 demo 生成的示例。\n\n- 能断点续跑\n- 能等网络恢复\n"
 
 
@@ -131,6 +152,8 @@ class DemoBrain:
             move = self._clarify(req)
         elif _first_line(texts.JUDGE_RULES) in req.system_text:
             move = self._judge(req)
+        elif _first_line(texts.BEQUEST_RULES) in req.system_text:
+            move = self._bequeath(req)
         else:
             move = self._coordinate(req)
         return delay(self.pause, move) if self.pause else move
@@ -165,6 +188,14 @@ class DemoBrain:
                          "没有 <li>。\n\n## 未通过\n- sample.html 里 - 列表项变成了 <li>")
         return reply("## 结论\n未达成\n\n## 理由\n没找到可用的 sample.html。\n\n## 未通过\n"
                      "- 运行 python3 md2html.py sample.md 之后 sample.html 存在")
+
+    def _bequeath(self, req: Any) -> Any:
+        from flower.testing import reply, tool_use
+
+        if not req.tool_uses("Read"):  # look at the script before saying what it generates
+            return reply("先看一眼脚本。",
+                         tool_use("Read", {"file_path": str(self.ws / "md2html.py")}))
+        return reply(BEQUEST)
 
     def _coordinate(self, req: Any) -> Any:
         from flower.testing import reply, tool_use

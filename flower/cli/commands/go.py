@@ -44,7 +44,8 @@ def _already_clarified(out: Console, state: dict, ws: Path, run_dir: Path, *,
 
 def go(g: Globals, ask: str | None, *, asks: int, rounds: int, no_goal: bool,
        judge_can_run: bool, timeout: float, isolate: bool, window: int | None,
-       no_handoff: bool, new: bool, clarify_only: bool, no_trim: bool) -> ExitCode:
+       no_handoff: bool, new: bool, clarify_only: bool, no_trim: bool,
+       no_bequest: bool = False) -> ExitCode:
     """The default job: clarify → set goal → coordinator dispatches → judge each round."""
     from flower.core.agent import handoff_setting
     from flower.workflow.starter import starter_flow
@@ -75,7 +76,7 @@ def go(g: Globals, ask: str | None, *, asks: int, rounds: int, no_goal: bool,
         wf = starter_flow(ask, workspace=ws, run_dir=run_dir, new=new, isolate=isolate,
                           clarify_only=clarify_only, goal=not no_goal, rounds=rounds,
                           judge_can_run=judge_can_run, max_asks=None if asks < 0 else asks,
-                          timeout_s=max(0.0, timeout))
+                          timeout_s=max(0.0, timeout), bequest=not no_bequest)
     except BadInput as exc:
         return fail(out, str(exc))
     return drive(out, g, wf, ws, run_dir, trim=not no_trim,

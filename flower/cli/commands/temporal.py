@@ -141,7 +141,7 @@ def run_target(g: Globals, target: str, *, address: str, queue: str, heartbeat: 
 def go(g: Globals, ask: str | None, *, address: str, queue: str, heartbeat: float,
        asks: int, rounds: int, no_goal: bool, judge_can_run: bool, timeout: float,
        isolate: bool, window: int | None, no_handoff: bool, new: bool, clarify_only: bool,
-       no_trim: bool) -> ExitCode:
+       no_trim: bool, no_bequest: bool = False) -> ExitCode:
     """``flower "…" --temporal …``: the default job, run by the workers. The workflow is
     built once here (it validates, archives with ``--new``, amends the brief); workers
     rebuild it from the same arguments."""
@@ -159,7 +159,7 @@ def go(g: Globals, ask: str | None, *, address: str, queue: str, heartbeat: floa
     kwargs = {"ask": ask, "workspace": str(ws), "run_dir": str(run_dir), "isolate": isolate,
               "clarify_only": clarify_only, "goal": not no_goal, "rounds": rounds,
               "judge_can_run": judge_can_run, "max_asks": None if asks < 0 else asks,
-              "timeout_s": max(0.0, timeout)}
+              "timeout_s": max(0.0, timeout), "bequest": not no_bequest}
     try:
         starter_flow(**kwargs, new=new)
     except BadInput as exc:

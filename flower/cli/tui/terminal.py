@@ -387,6 +387,9 @@ def run_workflow(out: Console, wf: Workflow, rt: Runtime, *,
     code (0 done, 1 a step failed or aborted, 130 stopped with Ctrl-C twice)."""
     import anyio
 
+    from flower.core.update import background
+
+    newer = background()  # a daemon thread; the run never waits for it
     session = Session(out, rt, channel=wf.channel, workbench=wf.workbench, verbose=verbose)
     ctx: dict = {}
     disk: OSError | None = None
@@ -406,6 +409,9 @@ def run_workflow(out: Console, wf: Workflow, rt: Runtime, *,
         return ExitCode.FAILED
     out.print(texts.CLOSING.format(cost=rt.total_cost(), manifest=rt.manifest_path),
               highlight=False)
+    found = newer.notice(wait=1.0)
+    if found:
+        out.print(texts.UPDATE_NOTICE.format(new=found), highlight=False, markup=False)
     if session.quit:
         out.print(f"[red]! {texts.STOPPED}[/]")
         return ExitCode.INTERRUPTED
