@@ -177,7 +177,8 @@ def test_starter_flow_on_a_duck_runtime(workspace: Path) -> None:
     rt = DuckRuntime(_starter_answers(ACHIEVED))
     ctx = _drive(wf, rt)
     assert "_failed_at" not in ctx, ctx.get("_aborted")
-    assert [name for name, _ in rt.calls] == ["确认需求", "设定目标", "干活", "干活·判定#1"]
+    assert [name for name, _ in rt.calls] == ["确认需求", "设定目标", "干活", "干活·判定#1",
+                                              "收尾交接"]
     assert (wf.workbench.notes / "需求.md").is_file()
     assert (wf.workbench.notes / "目标.md").is_file()
 
