@@ -28,6 +28,7 @@ import contextlib
 import hashlib
 import json
 import os
+import re
 import shlex
 import shutil
 import stat
@@ -105,6 +106,8 @@ class Platform:
     why: str = ""
     how: str = ""
 
+
+_ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 def in_container() -> bool:
     """Inside a container: flower's image says so (``FLOWER_IN_CONTAINER``), Docker and
@@ -329,8 +332,10 @@ def settings_for(wall: str, *, workspace: str | Path, home: str | Path,
         "filesystem": fs,
     }
     if hide_env:
-        sandbox["credentials"] = {"envVars": [{"name": n, "mode": "deny"}
-                                              for n in dict.fromkeys(hide_env)]}
+        # the CLI rejects the whole settings object for a name a shell could not export
+        # (a .env line like "bad-key=…"); such a variable cannot reach Bash by name anyway
+        names = [n for n in dict.fromkeys(hide_env) if _ENV_NAME.fullmatch(n)]
+        sandbox["credentials"] = {"envVars": [{"name": n, "mode": "deny"} for n in names]}
     if weak:
         sandbox["enableWeakerNestedSandbox"] = True
     out: dict[str, Any] = {"sandbox": sandbox}

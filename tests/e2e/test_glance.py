@@ -161,6 +161,8 @@ def _tree(root: Path, skip: tuple[str, ...] = ()) -> dict[str, tuple[int, str]]:
             rel = os.path.normpath(os.path.join(rel_dir, name))
             if rel in skip:
                 continue
+            if rel.startswith(".git" + os.sep) and not p.is_symlink() and p.stat().st_size == 0:
+                continue  # the sandbox's empty mount points for paths it hides, not a write
             if p.is_symlink():
                 out[rel] = (0, os.readlink(p))
             elif p.stat().st_size > 10_000_000:
@@ -185,10 +187,11 @@ def _bash(cmd: str) -> dict:
 
 
 def _cli_state(home: Path) -> tuple[str, ...]:
-    """Paths under HOME the CLI itself writes (its config dir, except settings.json)."""
+    """Paths under HOME the CLI itself writes (its config dir, except settings.json), and
+    npm's debug logs — the one spot the sandbox leaves writable for the CLI's own tooling."""
     claude = home / ".claude"
     return (*(os.path.relpath(p, home) for p in claude.iterdir() if p.name != "settings.json"),
-            ".claude.json")
+            ".claude.json", os.path.join(".npm", "_logs"))
 
 
 @pytest.fixture
