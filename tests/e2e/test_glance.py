@@ -191,7 +191,8 @@ def _cli_state(home: Path) -> tuple[str, ...]:
     npm's debug logs — the one spot the sandbox leaves writable for the CLI's own tooling."""
     claude = home / ".claude"
     return (*(os.path.relpath(p, home) for p in claude.iterdir() if p.name != "settings.json"),
-            ".claude.json", os.path.join(".npm", "_logs"))
+            ".claude.json", os.path.join(".npm", "_logs"),
+            os.path.join(".config", "git", "ignore"))  # the CLI adds its own ignore line
 
 
 @pytest.fixture
