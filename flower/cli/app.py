@@ -277,7 +277,8 @@ def main(ctx: click.Context, workspace: str, run_dir: str | None, verbose: bool,
 @click.option("--judge-can-run", is_flag=True,
               help="The round judge may run commands (harder verdicts; it could change files).")
 @click.option("--timeout", type=float, default=1800.0, show_default=True,
-              help="Seconds to wait for an answer; 0 or less = fully automatic.")
+              help="Seconds to wait for an answer; inf = wait as long as it takes; "
+                   "0 or less = fully automatic.")
 @click.option("--isolate", is_flag=True, help="Each worker in its own git worktree.")
 @click.option("--window", type=int, default=None,
               help="Context window for handoff (default: from the model name).")
@@ -360,8 +361,8 @@ def update(check_only: bool) -> None:
 def demo(g: Globals) -> None:
     """The whole default job offline against a built-in fake model: no credentials.
 
-    Works in ./flower-demo (or -w DIR). Kill it halfway (even kill -9) and run it again: it
-    wakes up and carries on.
+    Works in ./flower-demo, or in DIR with the global flag -w DIR (flower demo -w DIR).
+    Kill it halfway (even kill -9) and run it again: it wakes up and carries on.
     """
     from flower.cli.commands.demo import run_demo
 
