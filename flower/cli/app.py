@@ -92,7 +92,7 @@ def route(argv: list[str]) -> list[str]:
         return lifted + rest
     if rest[0] in COMMANDS:
         return lifted + rest
-    if rest[0].startswith("-") and rest[0] != "--" and not _go_option(rest[0]):
+    if rest[0].startswith("-") and rest[0] not in ("--", *HELP) and not _go_option(rest[0]):
         return lifted + rest  # the group reports it, with its own usage and options
     return [*lifted, "go", *rest]
 

@@ -108,6 +108,10 @@ def test_a_near_flag_is_suggested_from_flowers_own_options(ran: list[Any]) -> No
     assert "'--verbose'" in invoke("--verbos").stderr  # a flower option, not go's
 
 
+def test_help_before_an_ask_is_still_gos_help(ran: list[Any]) -> None:
+    assert invoke("-h", "X").output == invoke("go", "--help").output
+
+
 def test_go_options_before_the_ask_still_reach_go(ran: list[Any]) -> None:
     assert invoke("--new").exit_code == 0 and ran == [None]
     assert invoke("--rounds=2", "X").exit_code == 0 and ran[-1] == "X"
