@@ -7,7 +7,8 @@ calls, subagent dispatches, retries, handoffs, what a resume-time ``load()`` wou
 cost, duration, the context of every round with its slope, the cache, the largest tool
 results and the workbench. ``--store URL`` (or ``FLOWER_STORE_URL``) reads the sessions from
 that store instead of ``RUN_DIR/sessions.db``. Read-only; exit code 0, or 1 when the folder
-has neither a manifest nor a ``sessions.db`` (and no store is configured).
+has neither a manifest nor a ``sessions.db`` (and no store is configured), or when this python
+lacks flower's packages (then one line says to use ``flower analyze``).
 """
 
 from __future__ import annotations
@@ -19,6 +20,11 @@ from pathlib import Path
 _ROOT = Path(__file__).resolve().parents[1]
 if (_ROOT / "flower" / "__init__.py").is_file() and str(_ROOT) not in sys.path:
     sys.path.insert(0, str(_ROOT))  # run from a checkout: use the flower next to this script
+
+
+#: one line when this python lacks flower's packages; in the language of flower's own lines
+NO_DEPS = ("{python} 里没有 flower 要用的模块 {module}:改用 flower analyze {run_dir}"
+           "(install.sh 装的 flower 自带这个命令),或者用装了 flower 的 python 运行本脚本")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -37,7 +43,16 @@ def main(argv: list[str] | None = None) -> int:
                              "(default: flower)")
     args = parser.parse_args(argv)
 
-    from flower.cli.app import main as flower
+    try:
+        import click  # noqa: F401  (the command line flower's report runs in)
+        import rich  # noqa: F401  (the report's tables)
+
+        from flower.cli.app import main as flower
+    except ModuleNotFoundError as exc:
+        # a python without flower's packages (the system one): point at the command instead
+        print(NO_DEPS.format(python=sys.executable, module=exc.name, run_dir=args.run_dir),
+              file=sys.stderr)
+        return 1
 
     command = ["analyze"]
     if args.json:

@@ -11,6 +11,10 @@ Global flags (``-w -r -v -W -T --store --run --sandbox --allow-domain``) may sta
 after the command:
 they are lifted out of the argument list before click parses it, and the first remaining
 word decides the command — anything that is not a command name is the ask of ``go``.
+Three exceptions keep a slip of the keyboard from starting a paid run: ``help`` is the
+help, a single ASCII word a typo or two away from a command name is refused (exit 2,
+nothing created, the line says how to send it as an ask anyway), and an unknown flag
+before any ask is the group's usage error, not ``go``'s.
 
 Exit codes are ``flower.cli.exitcodes.ExitCode``. An exception out of a command body ends in
 ``FlowerGroup.invoke``: one line and exit 1 (``flower.cli.crash`` tells an error the person
@@ -20,6 +24,7 @@ can act on from a bug in flower); click's usage errors (exit 2) and Ctrl-C pass 
 from __future__ import annotations
 
 import errno
+import re
 import sys
 from pathlib import Path
 from typing import Any, NoReturn
@@ -28,7 +33,7 @@ import click
 
 from flower import __version__
 from flower.cli.context import Globals, console, dirs
-from flower.texts import RUN_FLAG_HELP
+from flower.texts import NOT_A_COMMAND, RUN_FLAG_HELP
 
 COMMANDS = ("go", "run", "once", "setup", "demo", "log", "analyze", "store", "worker",
             "status", "update")
@@ -40,6 +45,9 @@ GLOBAL_FLAGS = {"-w": True, "--workspace": True, "-r": True, "--run-dir": True,
 #: ``--sandbox`` values (flower.core.sandbox.MODES, not imported: ``--help`` stays light)
 SANDBOX_MODES = ("auto", "on", "strict", "off")
 HELP = ("-h", "--help")
+HELP_WORD = "help"  # ``flower help [COMMAND]`` is ``flower [COMMAND] --help``
+#: a single ASCII word: what a mistyped command name looks like (a real ask rarely does)
+_WORD = re.compile(r"[A-Za-z][A-Za-z0-9_-]*")
 GROUP_ONLY = (*HELP, "-V", "--version")  # answered by the group itself
 HARD_EXIT = "flower.hard_exit"  # ctx.meta key: this command talked to Temporal (see _leave)
 # click's own control flow: usage errors (exit 2), --help/--version (Exit), Abort (Ctrl-C)
@@ -78,18 +86,65 @@ def route(argv: list[str]) -> list[str]:
     lifted, rest = lift_globals(argv)
     if not rest:
         return lifted + ([] if any(a in HELP for a in lifted) else ["go"])
+    if rest[0] == HELP_WORD:
+        return [*lifted, *rest[1:2], "--help"]
     if rest[0] in GROUP_ONLY and len(rest) == 1:
         return lifted + rest
     if rest[0] in COMMANDS:
         return lifted + rest
+    if rest[0].startswith("-") and rest[0] not in ("--", *HELP) and not _go_option(rest[0]):
+        return lifted + rest  # the group reports it, with its own usage and options
     return [*lifted, "go", *rest]
+
+
+def _go_option(arg: str) -> bool:
+    """Is ``arg`` (``--rounds`` or ``--rounds=2``) one of ``go``'s own options?"""
+    name = arg.split("=", 1)[0]
+    return any(name in p.opts or name in p.secondary_opts for p in go.params)
+
+
+def _distance(a: str, b: str) -> int:
+    """Edits (insert, delete, change, swap two neighbours) turning ``a`` into ``b``: a
+    swapped pair (``lgo``) is one slip, as it is on a keyboard."""
+    rows = [list(range(len(b) + 1))]
+    for i, ca in enumerate(a, 1):
+        row = [i]
+        for j, cb in enumerate(b, 1):
+            best = min(rows[-1][j] + 1, row[j - 1] + 1, rows[-1][j - 1] + (ca != cb))
+            if i > 1 and j > 1 and ca == b[j - 2] and a[i - 2] == cb:
+                best = min(best, rows[-2][j - 2] + 1)
+            row.append(best)
+        rows.append(row)
+    return rows[-1][-1]
+
+
+def near_command(word: str) -> str | None:
+    """The command ``word`` is most likely a typo of, or ``None`` when it reads as an ask.
+
+    Only a single ASCII word counts; it must be within one edit of a name of up to four
+    letters (``lgo``, ``dmeo``) and two of a longer one (``stup``, ``anaylze``), so ordinary
+    words (``fix``, ``test``, ``login``) and every sentence still go to the default job.
+    """
+    if not _WORD.fullmatch(word):
+        return None
+    low = word.lower()
+    near = [((d, abs(len(name) - len(low))), name) for name in (*COMMANDS, HELP_WORD)
+            if (d := _distance(low, name)) <= (1 if len(name) <= 4 else 2)]
+    # on a tie the name of the same length wins: ``lgo`` is ``log`` swapped, not ``go``
+    return min(near)[1] if near else None
 
 
 class FlowerGroup(click.Group):
     """A group that applies ``route`` before parsing."""
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
-        return super().parse_args(ctx, route(list(args)))
+        routed = route(list(args))
+        _, rest = lift_globals(list(args))
+        if rest and rest[0] not in (*COMMANDS, HELP_WORD) and (typo := near_command(rest[0])):
+            # refused before anything runs: no .flower/, no credential probe, no request
+            click.echo(NOT_A_COMMAND.format(word=rest[0], command=typo), err=True)
+            ctx.exit(2)
+        return super().parse_args(ctx, routed)
 
     def list_commands(self, ctx: click.Context) -> list[str]:
         return list(COMMANDS)
@@ -222,7 +277,8 @@ def main(ctx: click.Context, workspace: str, run_dir: str | None, verbose: bool,
 @click.option("--judge-can-run", is_flag=True,
               help="The round judge may run commands (harder verdicts; it could change files).")
 @click.option("--timeout", type=float, default=1800.0, show_default=True,
-              help="Seconds to wait for an answer; 0 or less = fully automatic.")
+              help="Seconds to wait for an answer; inf = wait as long as it takes; "
+                   "0 or less = fully automatic.")
 @click.option("--isolate", is_flag=True, help="Each worker in its own git worktree.")
 @click.option("--window", type=int, default=None,
               help="Context window for handoff (default: from the model name).")
@@ -305,8 +361,8 @@ def update(check_only: bool) -> None:
 def demo(g: Globals) -> None:
     """The whole default job offline against a built-in fake model: no credentials.
 
-    Works in ./flower-demo (or -w DIR). Kill it halfway (even kill -9) and run it again: it
-    wakes up and carries on.
+    Works in ./flower-demo, or in DIR with the global flag -w DIR (flower demo -w DIR).
+    Kill it halfway (even kill -9) and run it again: it wakes up and carries on.
     """
     from flower.cli.commands.demo import run_demo
 

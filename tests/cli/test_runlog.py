@@ -379,7 +379,7 @@ def test_missing_manifest(tmp_path: Path) -> None:
     (tmp_path / "runs").mkdir()
     before = snapshot(tmp_path)
     con, buf = console()
-    assert log_view.main(str(tmp_path / "runs"), as_json=True, console=con) == 1
+    assert log_view.main(str(tmp_path / "runs"), as_json=False, console=con) == 1
     out = buf.getvalue()  # type: ignore[union-attr]
     assert out.strip() == texts.LOG_NO_MANIFEST.format(path=tmp_path / "runs" / "manifest.json")
     assert snapshot(tmp_path) == before

@@ -76,8 +76,8 @@ def test_bare_flower_with_nothing_to_do_exits_1(fake: FakeServer, workspace: Pat
                                                cli_env: dict[str, str]) -> None:
     out = flower(workspace, stdin="\n")
     assert out.returncode == 1 and texts.EMPTY_ASK in out.stdout
-    out = flower(workspace)  # EOF at the start prompt
-    assert out.returncode == 1 and texts.CANCELLED in out.stdout
+    out = flower(workspace)  # EOF at the start prompt: nothing to do here, say what to do
+    assert out.returncode == 1 and texts.STARTER_NEED_ASK in out.stdout
     assert fake.message_requests() == []
 
 

@@ -20,13 +20,15 @@ import pytest
 
 from flower import runlog
 from flower.stores.sqlite import SqliteSessionStore
+from flower.usage import human_tokens
 
 ROOT = Path(__file__).resolve().parents[2]
 TOOL = ROOT / "tools" / "analyze_run.py"
 FIXTURES = ROOT / "tests" / "stores" / "fixtures"
 STEPS = ["确认需求", "设定目标", "干活", "干活·判定#1", "干活#round2", "干活·判定#2", "收尾交接"]
-SECTIONS = ["总账", "每一步", "重试与交接", "每个会话", "子代理", "续跑时 load() 会改写什么",
-            "每轮上下文", "缓存与 tokens", "最大的 10 个工具结果", "工作台"]
+SECTIONS = ["总账", "每一步", "重试与交接", "每个会话", "子代理",
+            "下次接着跑时,喂回模型的记录会精简什么", "每轮上下文", "缓存与 tokens",
+            "最大的 10 个工具结果", "工作台"]
 
 
 def _env(home: Path) -> dict[str, str]:
@@ -258,3 +260,87 @@ def test_flower_analyze_is_the_tool(rich_run: dict[str, Any]) -> None:
         assert got.stdout == want.stdout and len(got.stdout) > 1000
     doc = json.loads(flower(run_dir, "--json").stdout)
     assert doc["db"] == "ok" and len(doc["steps"]) == 9
+
+
+def _report_at(run_dir: Path, width: int) -> list[str]:
+    """The report as a terminal of ``width`` columns shows it, line by line."""
+    import io
+
+    from rich.console import Console
+
+    from flower.cli.tui.analyze_view import render
+
+    buf = io.StringIO()
+    render(runlog.analyze(run_dir), Console(file=buf, width=width, color_system=None,
+                                            highlight=False))
+    return buf.getvalue().splitlines()
+
+
+def _section(lines: list[str], title: str) -> list[str]:
+    start = next(i for i, ln in enumerate(lines) if ln.startswith(f"==== {title} "))
+    end = next((i for i in range(start + 1, len(lines)) if lines[i].startswith("==== ")),
+               len(lines))
+    return lines[start + 1:end]
+
+
+def test_rules_are_one_length_and_titles_speak_plainly(rich_run: dict[str, Any]) -> None:
+    from rich.cells import cell_len
+
+    lines = _report_at(rich_run["run_dir"], 80)
+    rules = [ln for ln in lines if ln.startswith("==== ")]
+    assert len(rules) == len(SECTIONS)
+    assert {cell_len(r.rstrip()) for r in rules} == {76}  # CJK titles counted as two cells
+    assert not any("load()" in r for r in rules)  # a user's words, not a function's name
+
+
+def test_tables_fit_80_columns_without_cutting_a_figure(rich_run: dict[str, Any]) -> None:
+    from rich.cells import cell_len
+
+    lines = _report_at(rich_run["run_dir"], 80)
+    doc = runlog.analyze(rich_run["run_dir"])
+    resume = _section(lines, SECTIONS[5])[1:]  # after its note, one line on purpose
+    for title, table in (("每一步", _section(lines, "每一步")),
+                         ("每个会话", _section(lines, "每个会话")),
+                         ("子代理", _section(lines, "子代理")), (SECTIONS[5], resume)):
+        assert all(cell_len(ln.rstrip()) <= 80 for ln in table), title
+    steps, sessions = "\n".join(_section(lines, "每一步")), "\n".join(_section(lines, "每个会话"))
+    for s in doc["steps"]:  # every cost and duration on one line, whole
+        assert f"${s['cost_usd']:.4f}" in steps
+    for s in doc["sessions"]:
+        c = s["context"]
+        if c["rounds"] > 1:
+            first, last = human_tokens(c["first"]), human_tokens(c["last"])
+            assert f"{first}→{last}" in sessions, s["session_id"]
+        assert s["session_id"][:8] in sessions
+    assert resume[0].split() == ["会话", "过期", "裁剪", "省下字符", "剪除", "删被拒", "中性化",
+                            "补结果", "落盘指针", "合成错误"]  # no header folded in two
+
+
+def test_cjk_step_names_line_up_by_cells(rich_run: dict[str, Any]) -> None:
+    from rich.cells import cell_len
+
+    from flower.cli.tui.log_view import BARS
+
+    lines = _section(_report_at(rich_run["run_dir"], 80), "每轮上下文")
+    doc = runlog.analyze(rich_run["run_dir"])
+    rows = [next(ln for ln in lines if ln.startswith(s["step"] + " ")) for s in doc["steps"]
+            if s["context"]["values"]]
+    assert len(rows) >= 5
+    # the chart starts in one column for 确认需求, 干活·判定#1, 干活#round2, 修网络 …
+    starts = {cell_len(ln[:min(ln.index(b) for b in BARS if b in ln)]) for ln in rows}
+    assert len(starts) == 1, rows
+
+
+def test_the_tool_without_flowers_packages_points_at_flower_analyze(tmp_path: Path) -> None:
+    bare = tmp_path / "bare"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(bare)], check=True,
+                   timeout=120)
+    python = bare / "bin" / "python"
+    assert subprocess.run([str(python), "-c", "import rich"],
+                          capture_output=True).returncode != 0  # really without rich
+    env = {"PATH": os.environ["PATH"], "HOME": str(tmp_path)}
+    out = subprocess.run([str(python), str(TOOL), "runs"], capture_output=True, text=True,
+                         timeout=60, env=env, cwd=tmp_path)
+    assert out.returncode == 1 and out.stdout == ""
+    assert len(out.stderr.strip().splitlines()) == 1 and "Traceback" not in out.stderr
+    assert "flower analyze runs" in out.stderr

@@ -23,7 +23,8 @@ def start_prompt(out: Console, *, waking: bool) -> str | None:
     if tty:
         out.print(texts.START_WAKE if waking else texts.START_FRESH)
     try:
-        return input("> ")
+        # no "> " when nobody types: piped input would otherwise leave it in the output
+        return input("> ") if tty else input()
     except (EOFError, KeyboardInterrupt):
         return None
 
@@ -53,12 +54,17 @@ def go(g: Globals, ask: str | None, *, asks: int, rounds: int, no_goal: bool,
 
     out = console()
     ws, run_dir = dirs(g)
+    if ask is not None and not ask.strip() and (
+            new or not wake_state(ws, run_dir=run_dir, isolate=isolate)["waking"]):
+        return fail(out, texts.STARTER_NEED_ASK)  # `flower ""`: refused, nothing created
     policy = sandbox_ready(out, g)
     if policy is None or not credentials_ready(out, g):
         return ExitCode.FAILED
     state = wake_state(ws, run_dir=run_dir, isolate=isolate)
     while ask is None:
         said = start_prompt(out, waking=state["waking"] and not new)
+        if said is None and not sys.stdin.isatty() and not state["waking"]:
+            return fail(out, texts.STARTER_NEED_ASK)  # `flower </dev/null`: nothing to do
         if said is None:
             out.print(texts.CANCELLED)
             return ExitCode.FAILED

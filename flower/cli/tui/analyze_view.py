@@ -31,6 +31,7 @@ if TYPE_CHECKING:
 __all__ = ["T", "render"]
 
 CHART_ROWS = 20  # the main thread's curve is printed in at most this many lines
+RULE_WIDTH = 76  # every section rule is this many cells, so they end in one column at 80
 
 # The report's words; only this report and its command show them.
 T = {
@@ -41,7 +42,7 @@ T = {
     "retries": "重试与交接",
     "sessions": "每个会话",
     "subagents": "子代理",
-    "resume": "续跑时 load() 会改写什么",
+    "resume": "下次接着跑时,喂回模型的记录会精简什么",
     "context": "每轮上下文",
     "cache": "缓存与 tokens",
     "top": "最大的 {n} 个工具结果",
@@ -79,7 +80,7 @@ STEP_COLS = ["步骤", "结果", "尝试", "轮", "工具调用", "派人", "换
 SESSION_COLS = ["会话", "步骤", "轮", "条目", "工具调用", "派人", "子代理", "时长", "上下文"]
 SUB_COLS = ["子代理", "所属会话", "轮", "工具调用", "输出 tokens", "时长"]
 RESUME_COLS = ["会话", "过期", "裁剪", "省下字符", "剪除", "删被拒", "中性化", "补结果",
-               "已落盘指针", "合成错误"]
+               "落盘指针", "合成错误"]
 TOP_COLS = ["#", "字符", "工具", "会话", "预览"]
 
 
@@ -113,12 +114,26 @@ def _slope_text(c: dict[str, Any]) -> str:
                              else "-" + _num(-c["slope"]))
 
 
-def _table(cols: list[str], right: set[int]) -> Table:
+def _span_text(c: dict[str, Any]) -> str:
+    """A table's context cell: first → last, without spaces so it never breaks in two (the
+    slope per step is in the context section, where a line has room for it)."""
+    if not c["rounds"]:
+        return "-"
+    if c["rounds"] == 1:
+        return _num(c["first"])
+    return f"{_num(c['first'])}→{_num(c['last'])}"
+
+
+def _table(cols: list[str], right: set[int], fold: set[int]) -> Table:
+    """Only the ``fold`` columns (names, tool lists, previews) may break into more lines;
+    every other cell — figures, ids — stays whole, so at 80 columns no number is cut in
+    two. rich measures the widths in cells, so CJK names line up."""
     from rich.table import Table
 
     table = Table(box=None, pad_edge=False, show_edge=False, header_style="bold")
     for i, col in enumerate(cols):
-        table.add_column(col, justify="right" if i in right else "left", overflow="fold")
+        table.add_column(col, justify="right" if i in right else "left",
+                         no_wrap=i not in fold, overflow="fold")
     return table
 
 
@@ -126,6 +141,7 @@ def render(doc: dict[str, Any], console: Console, *, secrets: Iterable[str] = ()
     """Print ``doc`` (from :func:`flower.runlog.analyze`) as the report: one ``====``
     section each. Every string in it — tool results, errors, names a model chose — goes
     through :func:`~flower.cli.tui.render.shown` first (``secrets`` masked, controls gone)."""
+    from rich.cells import cell_len
     from rich.text import Text
 
     from flower.cli.tui.render import deep, shown
@@ -133,7 +149,8 @@ def render(doc: dict[str, Any], console: Console, *, secrets: Iterable[str] = ()
     doc = deep(doc, lambda text: shown(text, secrets))
 
     def rule(title: str) -> None:
-        console.print(Text(f"==== {title} " + "=" * max(4, 60 - len(title) * 2), style="bold"))
+        head = f"==== {title} "  # measured in cells: a CJK character takes two
+        console.print(Text(head + "=" * max(4, RULE_WIDTH - cell_len(head)), style="bold"))
 
     def line(text: str, style: str = "") -> None:
         console.print(Text(text, style=style), soft_wrap=True, highlight=False)
@@ -157,14 +174,14 @@ def render(doc: dict[str, Any], console: Console, *, secrets: Iterable[str] = ()
                             dur=dur(tot["duration_s"])), "bold")
 
     rule(T["steps"])
-    table = _table(STEP_COLS, {2, 3, 4, 5, 6, 7, 8})
+    table = _table(STEP_COLS, {2, 3, 4, 5, 6, 7, 8}, fold={0, 4})
     for s in doc["steps"]:
         handoffs = str(s["handoffs"]) + (f"({s['degraded_handoffs']}降级)"
                                          if s["degraded_handoffs"] else "")
         table.add_row(s["step"], "ok" if s["ok"] else "失败", str(s["attempts"]),
                       str(s["num_turns"]), _tools_text(s["tool_calls"], 3),
                       str(s["dispatches"]), handoffs, cost(s["cost_usd"]),
-                      dur(s["duration_s"]), _slope_text(s["context"]))
+                      dur(s["duration_s"]), _span_text(s["context"]))
     console.print(table) if doc["steps"] else line(T["none"], "dim")
 
     rule(T["retries"])
@@ -193,16 +210,16 @@ def render(doc: dict[str, Any], console: Console, *, secrets: Iterable[str] = ()
     rule(T["sessions"])
     if doc["db"] != "ok":
         line(T["no_db"], "dim")
-    table = _table(SESSION_COLS, {2, 3, 5, 6})
+    table = _table(SESSION_COLS, {2, 3, 5, 6}, fold={1, 4})
     for s in doc["sessions"]:
         table.add_row(s["session_id"][:8], ", ".join(s["steps"]) or "-", str(s["turns"]),
                       str(s["entries"]), _tools_text(s["tool_calls"]), str(s["dispatches"]),
                       str(len(s["subagents"])), dur(s["duration_s"]),
-                      _slope_text(s["context"]))
+                      _span_text(s["context"]))
     console.print(table) if doc["sessions"] else line(T["none"], "dim")
 
     rule(T["subagents"])
-    table = _table(SUB_COLS, {2, 4})
+    table = _table(SUB_COLS, {2, 4}, fold={0, 3})
     for s in doc["subagents"]:
         table.add_row(s["agent"] or "-", s["session_id"][:8], str(s["turns"]),
                       _tools_text(s["tool_calls"]), _num(s["output_tokens"]),
@@ -211,7 +228,7 @@ def render(doc: dict[str, Any], console: Console, *, secrets: Iterable[str] = ()
 
     rule(T["resume"])
     line(T["resume_note"], "dim")
-    table = _table(RESUME_COLS, set(range(1, len(RESUME_COLS))))
+    table = _table(RESUME_COLS, set(range(1, len(RESUME_COLS))), fold=set())
     for s in doc["sessions"]:
         r = s["resume"] or {}
         table.add_row(s["session_id"][:8], *(str(r.get(k, "-")) for k in (
@@ -221,11 +238,12 @@ def render(doc: dict[str, Any], console: Console, *, secrets: Iterable[str] = ()
 
     rule(T["context"])
     bars = BARS if utf8(console) else BARS_ASCII
-    width = max((len(s["step"]) for s in doc["steps"]), default=0)
+    width = max((cell_len(s["step"]) for s in doc["steps"]), default=0)
     for s in doc["steps"]:
         c = s["context"]
         chart = sparkline(c["values"], bars=bars) if c["values"] else ""
-        line(f"{s['step']:<{width}}  {chart}  {_slope_text(c)}")
+        pad = " " * (width - cell_len(s["step"]))  # by cells, so CJK names line up
+        line(f"{s['step']}{pad}  {chart}  {_slope_text(c)}")
     main = doc["context"]["main_thread"]
     if main["rounds"]:
         line(T["peak"].format(peak=_num(main["peak"]), at=main["peak_round"]), "dim")
@@ -251,7 +269,7 @@ def render(doc: dict[str, Any], console: Console, *, secrets: Iterable[str] = ()
         pct=f"{c['subagents']['output_tokens'] / out_total:.1%}" if out_total else "-"))
 
     rule(T["top"].format(n=TOP_RESULTS))
-    table = _table(TOP_COLS, {0, 1})
+    table = _table(TOP_COLS, {0, 1}, fold={2, 3, 4})
     for i, r in enumerate(doc["top_results"], 1):
         who = r["session_id"][:8] + (f"/{r['agent']}" if r["agent"] else "")
         table.add_row(str(i), _num(r["chars"]), r["tool"], who, r["preview"])

@@ -227,6 +227,13 @@ def main(run_dir: str | None, *, as_json: bool, console: Console | None = None,
             message = texts.LOG_CORRUPT.format(path=exc.path, reason=exc.reason)
         err = console or _console(stderr=True)
         err.print(Text(message), soft_wrap=True, highlight=False)
+        if as_json and isinstance(exc, NoRuns):
+            # no runs yet is an answer, not an error: the document with no runs in it
+            from flower.cli.tui.render import json_text
+
+            empty = RunLog(run_dir=folder, workspace=folder.resolve().parent, db="missing")
+            (console or _console()).out(json_text(to_json(empty)), highlight=False)
+            return 0
         return 1
     from flower.cli.tui.render import json_text
     from flower.core.env import effective_env, secret_values
