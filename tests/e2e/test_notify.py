@@ -181,3 +181,32 @@ def test_a_hanging_command_neither_holds_the_run_nor_keeps_flower_alive(
     assert ended < when["ask"] + 10  # the steps after the question never waited for it
     assert exited - ended < 10 + 2 + 3  # kill bound + grace + interpreter exit
     assert re.search(texts.NOTIFY_HUNG.split("{")[0], out.stdout)
+
+
+def test_stopping_the_run_while_a_question_waits_notifies_stopped(
+        fake: FakeServer, workspace: Path, cli_env: dict[str, str], tmp_path: Path) -> None:
+    """Nobody answers; the person, told by the ``ask`` notification, stops the run (SIGINT
+    on a piped flower stops it at once, as Ctrl-C twice does): ``stopped`` follows."""
+    import signal
+
+    flows(workspace)
+    fake.fallback("苹果")
+    got = tmp_path / "got.txt"
+    proc = subprocess.Popen([sys.executable, "-m", "flower", "--notify", RECORD.format(path=got),
+                             "run", "flows.py:main"], cwd=workspace,
+                            env={**os.environ, "COLUMNS": "120"}, stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        deadline = time.monotonic() + TIMEOUT
+        while not lines(got) and time.monotonic() < deadline and proc.poll() is None:
+            time.sleep(0.05)  # polling for the notification itself, bounded
+        assert [e for e, *_ in lines(got)] == ["ask"]
+        proc.send_signal(signal.SIGINT)
+        out, _ = proc.communicate(timeout=TIMEOUT)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 130, out
+    seen = lines(got)
+    assert [e for e, *_ in seen] == ["ask", "stopped"]
+    assert texts.STOPPED in seen[1][3] and "总花费 $" in seen[1][3]
