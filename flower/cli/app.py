@@ -311,7 +311,7 @@ def demo(g: Globals) -> None:
     """
     from flower.cli.commands.demo import run_demo
 
-    sys.exit(run_demo(g.workspace if g.workspace != "." else None))
+    sys.exit(run_demo(g.workspace if g.workspace != "." else None, notify=g.notify))
 
 
 def schema_option(f: Any) -> Any:

@@ -64,19 +64,20 @@ def fail(out: Console, message: str) -> ExitCode:
     return ExitCode.FAILED
 
 
-def notifier(out: Console, g: Globals, workspace: Path, run: str | None = None) -> Notifier | None:
-    """The ``--notify`` / ``FLOWER_NOTIFY`` runner for this run, or None when neither is set.
-    ``run`` is what ``FLOWER_RUN`` tells the command (default: the run name of the store,
-    ``--run`` or the workspace folder's name). Its warnings are yellow ``!`` lines."""
+def notifier(out: Console, command: str | None, workspace: Path,
+             run: str | None = None) -> Notifier | None:
+    """The ``--notify`` runner (``command``, else ``FLOWER_NOTIFY``) for this run, or None
+    when neither is set. ``run`` is what ``FLOWER_RUN`` tells the command (default: the run
+    name of the store — ``--run``, else the workspace folder's name). Its warnings are
+    yellow ``!`` lines."""
     from flower.core.notify import Notifier, notify_command
     from flower.stores.book import run_name
 
-    command = notify_command(g.notify)
+    command = notify_command(command)
     if command is None:
         return None
 
     def warn(line: str) -> None:
         out.print(f"[yellow]! {escape(line)}[/]", soft_wrap=True)
 
-    return Notifier(command, workspace=workspace, run=run or run_name(workspace, g.run),
-                    warn=warn)
+    return Notifier(command, workspace=workspace, run=run or run_name(workspace), warn=warn)

@@ -210,3 +210,19 @@ def test_stopping_the_run_while_a_question_waits_notifies_stopped(
     seen = lines(got)
     assert [e for e, *_ in seen] == ["ask", "stopped"]
     assert texts.STOPPED in seen[1][3] and "总花费 $" in seen[1][3]
+
+
+def test_the_demo_shows_what_the_command_hears(tmp_path: Path, home: Path) -> None:
+    """``flower --notify CMD demo``: a way to try a command offline — the demo's question
+    (it answers itself) and its end."""
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith(("ANTHROPIC_", "CLAUDE_")) and k != "FLOWER_ENV"}
+    env.update({"HOME": str(home), "COLUMNS": "200", "FLOWER_DEMO_PAUSE": "0"})
+    got, ws = tmp_path / "got.txt", tmp_path / "demo"
+    out = subprocess.run([sys.executable, "-m", "flower", "--notify", RECORD.format(path=got),
+                          "demo", "-w", str(ws)], env=env, capture_output=True, text=True,
+                         timeout=4 * TIMEOUT)  # the whole default job, seven steps
+    assert out.returncode == 0, out.stdout + out.stderr
+    seen = lines(got)
+    assert [e for e, *_ in seen] == ["ask", "done"]
+    assert seen[0][1:] == [ws.name, str(ws), QUESTION]

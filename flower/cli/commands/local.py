@@ -59,7 +59,7 @@ def drive(out: Console, g: Globals, wf: Workflow, ws: Path, run_dir: Path, *,
                      sandbox=sandbox)
     except (FlowerError, OSError) as exc:  # a missing credential, a refused store or folder
         return fail(out, str(exc))
-    notify = notifier(out, g, ws)
+    notify = notifier(out, g.notify, ws)
     try:
         return run_workflow(out, wf, rt, verbose=g.verbose, notify=notify)
     except BaseException as exc:  # a crash or a Ctrl-C outside the run: still word of the end

@@ -124,7 +124,7 @@ def submit(g: Globals, target: str, *, address: str, queue: str, heartbeat: floa
                                                   run_dir=req["run_dir"])), highlight=False)
     from flower.cli.context import notifier
 
-    notify = notifier(out, g, ws, run=run_id)  # the submitter is where the person is
+    notify = notifier(out, g.notify, ws, run=run_id)  # the submitter is where the person is
     try:
         return drive(out, handle, workspace=ws, run_dir=Path(req["run_dir"]),
                      verbose=g.verbose, notify=notify)
