@@ -112,7 +112,6 @@ class Notifier:
         self._deadline: float | None = None  # set by close(): nothing starts after it
         self._newest: Note | None = None  # the last one sent: close() waits for it
         self._cap_question = ""  # the question a cap event announced: not notified twice
-        self.delivered: list[Note] = []
 
     # -- what to notify ------------------------------------------------------------------
 
@@ -210,8 +209,6 @@ class Notifier:
             if code != 0:
                 why = texts.NOTIFY_EXIT.format(code=code, stderr=self._tail(err))
                 self.warn(texts.NOTIFY_FAILED.format(event=note.event, why=why.strip()))
-                return
-        self.delivered.append(note)
 
     def _tail(self, err: IO[bytes]) -> str:
         err.seek(0)
