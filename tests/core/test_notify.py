@@ -88,12 +88,12 @@ def test_a_hanging_command_is_killed_with_its_process_group(tmp_path: Path) -> N
     pidfile, warnings = tmp_path / "pid", []
     # the shell waits on a child of its own: killing only the shell would leave it behind
     n = _notifier(f'sleep 60 & echo $! > "{pidfile}"; wait', tmp_path, warnings,
-                  kill_after_s=0.5)
+                  kill_after_s=2.0)
     began = time.monotonic()
     n.send("ask", "q")
-    assert time.monotonic() - began < 0.2  # send never waits for the command
+    assert time.monotonic() - began < 1.0  # send never waits for the command
     n.close()
-    assert warnings == [texts.NOTIFY_HUNG.format(event="ask", s=0.5)]
+    assert warnings == [texts.NOTIFY_HUNG.format(event="ask", s=2.0)]
     assert not _alive(int(pidfile.read_text()))
 
 
@@ -112,7 +112,7 @@ def test_close_is_bounded_even_when_every_command_hangs(tmp_path: Path) -> None:
         n.send(event, "x")
     began = time.monotonic()
     n.close()
-    assert time.monotonic() - began < 0.6 + 0.2 + 0.5
+    assert time.monotonic() - began < 0.6 + 0.2 + 1.0  # kill + grace + a loaded machine
     assert warnings == [texts.NOTIFY_HUNG.format(event="ask", s=0.6),
                         texts.NOTIFY_HUNG.format(event="done", s=0.6),  # tried, then killed
                         texts.NOTIFY_DROPPED.format(n=2)]
@@ -121,12 +121,12 @@ def test_close_is_bounded_even_when_every_command_hangs(tmp_path: Path) -> None:
 def test_the_end_is_delivered_behind_a_hanging_question(tmp_path: Path) -> None:
     out, warnings = tmp_path / "got.txt", []
     cmd = f'[ "$FLOWER_EVENT" = ask ] && sleep 60; {RECORD.format(path=out)}'
-    n = _notifier(cmd, tmp_path, warnings, kill_after_s=1.0, grace_s=0.5)
+    n = _notifier(cmd, tmp_path, warnings, kill_after_s=2.0, grace_s=1.8)
     for event in ("ask", "ask", "ask", "done"):
         n.send(event, "x")
     n.close()
     assert [line[0] for line in _lines(out)] == ["done"]
-    assert warnings == [texts.NOTIFY_HUNG.format(event="ask", s=1.0),
+    assert warnings == [texts.NOTIFY_HUNG.format(event="ask", s=2.0),
                         texts.NOTIFY_DROPPED.format(n=2)]  # stale: the run is over
 
 
