@@ -7,8 +7,8 @@
 Kept import-light: only click is imported at module load; everything heavy (rich, the SDK,
 prompt_toolkit) is imported inside the command that needs it, so ``flower --help`` is fast.
 
-Global flags (``-w -r -v -W -T --store --run --sandbox --allow-domain``) may stand before or
-after the command:
+Global flags (``-w -r -v -W -T --store --run --sandbox --allow-domain --notify``) may stand
+before or after the command:
 they are lifted out of the argument list before click parses it, and the first remaining
 word decides the command — anything that is not a command name is the ask of ``go``.
 Three exceptions keep a slip of the keyboard from starting a paid run: ``help`` is the
@@ -33,7 +33,7 @@ import click
 
 from flower import __version__
 from flower.cli.context import Globals, console, dirs
-from flower.texts import NOT_A_COMMAND, RUN_FLAG_HELP
+from flower.texts import NOT_A_COMMAND, NOTIFY_FLAG_HELP, RUN_FLAG_HELP
 
 COMMANDS = ("go", "run", "once", "setup", "demo", "log", "analyze", "store", "worker",
             "status", "update")
@@ -41,7 +41,7 @@ COMMANDS = ("go", "run", "once", "setup", "demo", "log", "analyze", "store", "wo
 GLOBAL_FLAGS = {"-w": True, "--workspace": True, "-r": True, "--run-dir": True,
                 "-v": False, "--verbose": False, "-W": False, "--workbench": False,
                 "-T": False, "--trim": False, "--store": True, "--run": True,
-                "--sandbox": True, "--allow-domain": True}
+                "--sandbox": True, "--allow-domain": True, "--notify": True}
 #: ``--sandbox`` values (flower.core.sandbox.MODES, not imported: ``--help`` stays light)
 SANDBOX_MODES = ("auto", "on", "strict", "off")
 HELP = ("-h", "--help")
@@ -238,11 +238,12 @@ def temporal_options() -> Any:
 @click.option("--allow-domain", "allow_domain", multiple=True, metavar="D",
               help="--sandbox strict: one more host workers' commands may reach (repeatable; "
                    "package registries and git hosts are on the list already).")
+@click.option("--notify", "notify", default=None, metavar="CMD", help=NOTIFY_FLAG_HELP)
 @click.version_option(__version__, "-V", "--version", prog_name="flower")
 @click.pass_context
 def main(ctx: click.Context, workspace: str, run_dir: str | None, verbose: bool,
          workbench: bool, trim: bool, store: str | None, run: str | None, sandbox: str,
-         allow_domain: tuple[str, ...]) -> None:
+         allow_domain: tuple[str, ...], notify: str | None) -> None:
     """flower: long-horizon agent runs that survive crashes, outages and full context windows.
 
     \b
@@ -262,7 +263,7 @@ def main(ctx: click.Context, workspace: str, run_dir: str | None, verbose: bool,
         # the run name of a shared store (stores/book.py), read by every Runtime here
         os.environ["FLOWER_RUN"] = run
     ctx.obj = Globals(workspace, run_dir, verbose, workbench, trim, store, run, sandbox,
-                      allow_domain)
+                      allow_domain, notify)
     if ctx.invoked_subcommand is None:
         click.echo(ctx.get_help())
 
@@ -366,7 +367,7 @@ def demo(g: Globals) -> None:
     """
     from flower.cli.commands.demo import run_demo
 
-    sys.exit(run_demo(g.workspace if g.workspace != "." else None))
+    sys.exit(run_demo(g.workspace if g.workspace != "." else None, notify=g.notify))
 
 
 def schema_option(f: Any) -> Any:

@@ -14,6 +14,8 @@ from flower.cli.exitcodes import ExitCode
 if TYPE_CHECKING:
     from rich.console import Console
 
+    from flower.core.notify import Notifier
+
 
 @dataclass
 class Globals:
@@ -28,6 +30,7 @@ class Globals:
     run: str | None = None
     sandbox: str = "auto"
     allow_domain: tuple[str, ...] = ()
+    notify: str | None = None  # --notify CMD (flower.core.notify)
 
 
 def dirs(g: Globals) -> tuple[Path, Path]:
@@ -59,3 +62,22 @@ def fail(out: Console, message: str) -> ExitCode:
     """Print one red ``x`` line (never wrapped into two) and return ``ExitCode.FAILED``."""
     out.print(f"[red]x {escape(message)}[/]", soft_wrap=True)
     return ExitCode.FAILED
+
+
+def notifier(out: Console, command: str | None, workspace: Path,
+             run: str | None = None) -> Notifier | None:
+    """The ``--notify`` runner (``command``, else ``FLOWER_NOTIFY``) for this run, or None
+    when neither is set. ``run`` is what ``FLOWER_RUN`` tells the command (default: the run
+    name of the store — ``--run``, else the workspace folder's name). Its warnings are
+    yellow ``!`` lines."""
+    from flower.core.notify import Notifier, notify_command
+    from flower.stores.book import run_name
+
+    command = notify_command(command)
+    if command is None:
+        return None
+
+    def warn(line: str) -> None:
+        out.print(f"[yellow]! {escape(line)}[/]", soft_wrap=True)
+
+    return Notifier(command, workspace=workspace, run=run or run_name(workspace), warn=warn)

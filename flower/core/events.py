@@ -39,6 +39,7 @@ EventKind = Literal[
     "step",
     "handoff",
     "ask",
+    "cap",
 ]
 
 SYNTHETIC_MODEL = "<synthetic>"

@@ -376,4 +376,14 @@ UPDATE_DONE = "更新好了:{current},下次运行 flower 生效。"
 UPDATE_FAILED = "更新失败(退出码 {code}):{command}"
 UPDATE_UNKNOWN_METHOD = "install.sh 记下的安装方式 {method!r} 不认识,没法替它更新。"
 
+# --- --notify CMD (core/notify.py): the user's command, run when they are needed or the run ends
+NOTIFY_FLAG_HELP = ("Shell command run (sh -c, never waited for) when a question waits, a cap is "
+                    "reached and when the run ends; it reads FLOWER_EVENT, FLOWER_TEXT, "
+                    "FLOWER_WORKSPACE, FLOWER_RUN (default: $FLOWER_NOTIFY).")
+# One warning line per notification that did not go out; the run goes on.
+NOTIFY_FAILED = "通知命令没发出 {event}:{why}"
+NOTIFY_EXIT = "退出码 {code} {stderr}"
+NOTIFY_HUNG = "通知命令发 {event} 时 {s:g} 秒没结束,已杀掉它的进程组"
+NOTIFY_DROPPED = "退出时还有 {n} 条通知没来得及发,已放弃"
+
 __all__ = [name for name in dir() if name.isupper()]

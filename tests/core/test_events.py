@@ -46,10 +46,11 @@ def synthetic(text="API Error: Connection refused (ECONNREFUSED)", parent=None):
                             stop_reason="stop_sequence")
 
 
-def test_event_kinds_are_the_fifteen_of_the_reference():
+def test_event_kinds_are_the_original_flowers_fifteen_plus_cap():
+    # "cap": a spending or time cap was reached (issue 22); --notify tells it as budget/time
     assert set(get_args(EventKind)) == {
         "text", "thinking", "tool_call", "tool_result", "prompt", "task", "system", "reset",
-        "result", "error", "unknown", "retry", "step", "handoff", "ask"}
+        "result", "error", "unknown", "retry", "step", "handoff", "ask", "cap"}
 
 
 def test_event_str():

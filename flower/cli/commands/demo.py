@@ -273,28 +273,40 @@ def _sealed(env: dict[str, str]) -> Iterator[None]:
                 os.environ[k] = v
 
 
-def run_demo(workspace: str | None = None) -> ExitCode:
-    """Run (or continue) the demo flow; returns the process exit code."""
+def run_demo(workspace: str | None = None, notify: str | None = None) -> ExitCode:
+    """Run (or continue) the demo flow; returns the process exit code. ``notify``
+    (``--notify``) shows what that command hears in a real run: the question, the end."""
     import anyio
     from rich.console import Console
 
+    from flower.cli.context import notifier
+
     ws = Path(workspace or DEMO_DIR).expanduser().resolve()
     ws.mkdir(parents=True, exist_ok=True)
-    return anyio.run(_run, ws, Console(highlight=False))
+    console = Console(highlight=False)
+    notes = notifier(console, notify, ws)  # made before the demo seals its environment
+    try:
+        return anyio.run(_run, ws, console, notes)
+    finally:
+        if notes is not None:
+            notes.close()
 
 
 class _Story:
     """The demo's terminal: the live event stream, plus an automatic human who answers the
     clarifier's question with the first option (and says so)."""
 
-    def __init__(self, console: Any, channel: Any) -> None:
+    def __init__(self, console: Any, channel: Any, notes: Any = None) -> None:
         from flower.cli.tui.render import Renderer
 
         self.render = Renderer(console)
         self.channel = channel
+        self.notes = notes
 
     def __call__(self, ev: Any) -> None:
         self.render(ev)
+        if self.notes is not None:
+            self.notes.see(ev)
         p = ev.payload
         if ev.kind == "ask" and p.get("kind") != "mail" and p.get("state") == "asked":
             options = p.get("options") or [""]
@@ -302,7 +314,7 @@ class _Story:
             self.channel.answer(p["id"], options[0])
 
 
-async def _run(ws: Path, console: Any) -> ExitCode:
+async def _run(ws: Path, console: Any, notes: Any = None) -> ExitCode:
     from flower.cli.tui.render import clean
     from flower.core.runtime import Runtime
     from flower.testing import FakeServer
@@ -324,13 +336,15 @@ async def _run(ws: Path, console: Any) -> ExitCode:
             # dotenv=False: the user's .env files and ~/.claude settings stay out of it too
             rt = Runtime(workspace=ws, run_dir=run_dir, workbench=wf.workbench, dotenv=False)
             try:
-                ctx = await wf.run(rt, on_event=_Story(console, wf.channel))
+                ctx = await wf.run(rt, on_event=_Story(console, wf.channel, notes))
             finally:
                 rt.close()
     ok = "_failed_at" not in ctx
     console.rule("[green]完成[/]" if ok else "[red]没有完成[/]")
-    console.print(texts.DEMO_COST.format(cost=rt.total_cost(), manifest=rt.manifest_path),
-                  highlight=False)
+    closing = texts.DEMO_COST.format(cost=rt.total_cost(), manifest=rt.manifest_path)
+    console.print(closing, highlight=False)
+    if notes is not None:
+        notes.send("done" if ok else "failed", closing)
     if ok:
         console.print("[bold]sample.html[/]:", highlight=False)
         console.print(_read(ws / "sample.html"), highlight=False, markup=False)

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from flower.cli.context import Globals, fail
 from flower.cli.exitcodes import ExitCode
-from flower.errors import FlowerError
+from flower.errors import FlowerError, one_line
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -47,7 +47,9 @@ def credentials_ready(out: Console, g: Globals) -> bool:
 def drive(out: Console, g: Globals, wf: Workflow, ws: Path, run_dir: Path, *,
           trim: bool, handoff: Any = True, workbench: Any = None,
           sandbox: Any = "auto") -> ExitCode:
-    """Run ``wf`` in this process with the live terminal; its exit code."""
+    """Run ``wf`` in this process with the live terminal; its exit code. With ``--notify``
+    the command hears of questions, caps and the end; flower waits for it at most briefly."""
+    from flower.cli.context import notifier
     from flower.cli.tui.terminal import run_workflow
     from flower.core.runtime import Runtime
 
@@ -57,4 +59,16 @@ def drive(out: Console, g: Globals, wf: Workflow, ws: Path, run_dir: Path, *,
                      sandbox=sandbox)
     except (FlowerError, OSError) as exc:  # a missing credential, a refused store or folder
         return fail(out, str(exc))
-    return run_workflow(out, wf, rt, verbose=g.verbose)
+    notify = notifier(out, g.notify, ws)
+    try:
+        return run_workflow(out, wf, rt, verbose=g.verbose, notify=notify)
+    except BaseException as exc:  # a crash or a Ctrl-C outside the run: still word of the end
+        if notify is not None:
+            from flower.core.notify import outcome
+
+            notify.send(outcome(ok=False, interrupted=isinstance(exc, KeyboardInterrupt)),
+                        one_line(exc) or type(exc).__name__)
+        raise
+    finally:
+        if notify is not None:
+            notify.close()

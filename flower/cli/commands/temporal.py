@@ -122,7 +122,15 @@ def submit(g: Globals, target: str, *, address: str, queue: str, heartbeat: floa
         return ExitCode.FAILED
     out.print(escape(texts.DIST_SUBMITTED.format(run=run_id, queue=queue,
                                                   run_dir=req["run_dir"])), highlight=False)
-    return drive(out, handle, workspace=ws, run_dir=Path(req["run_dir"]), verbose=g.verbose)
+    from flower.cli.context import notifier
+
+    notify = notifier(out, g.notify, ws, run=run_id)  # the submitter is where the person is
+    try:
+        return drive(out, handle, workspace=ws, run_dir=Path(req["run_dir"]),
+                     verbose=g.verbose, notify=notify)
+    finally:
+        if notify is not None:
+            notify.close()
 
 
 def run_target(g: Globals, target: str, *, address: str, queue: str, heartbeat: float) -> ExitCode:
@@ -170,9 +178,10 @@ def go(g: Globals, ask: str | None, *, address: str, queue: str, heartbeat: floa
 
 
 def drive(out: Console, handle: Any, *, workspace: Path, run_dir: Path,
-          verbose: bool = False) -> ExitCode:
+          verbose: bool = False, notify: Any = None) -> ExitCode:
     """Follow the run in this terminal (answering its questions); exit code as ``flower
-    run``: 0 done, 1 failed, 130 detached with Ctrl-C (the run goes on)."""
+    run``: 0 done, 1 failed, 130 detached with Ctrl-C (the run goes on — so ``notify``
+    hears of no end then: the run has not ended)."""
     import anyio
 
     from flower.cli.tui.terminal import Session
@@ -186,15 +195,17 @@ def drive(out: Console, handle: Any, *, workspace: Path, run_dir: Path,
     channel = RemoteChannel(handle)
     remote = RemoteRun(handle, channel)
     session = RemoteSession(out, RemoteRuntime(workspace, run_dir),  # type: ignore[arg-type]
-                            channel=channel, verbose=verbose)
+                            channel=channel, verbose=verbose, notify=notify)
     anyio.run(session.drive, remote)
     if session.quit:
         return ExitCode.INTERRUPTED
     p = remote.progress
     manifest = Path(run_dir) / "manifest.json"
-    out.print(texts.CLOSING.format(cost=float(p.get("cost") or 0.0), manifest=manifest),
-              highlight=False)
+    closing = texts.CLOSING.format(cost=float(p.get("cost") or 0.0), manifest=manifest)
+    out.print(closing, highlight=False)
     if p.get("state") == "done":
+        if notify is not None:
+            notify.send("done", closing)
         return ExitCode.OK
     from rich.markup import escape
 
@@ -202,9 +213,14 @@ def drive(out: Console, handle: Any, *, workspace: Path, run_dir: Path,
 
     why = clean(p.get("why") or "")  # a step's error may quote a tool's output
     if p.get("failed_at"):
-        out.print(f"[red]x {escape(texts.ABORTED_AT.format(step=p['failed_at'], why=why))}[/]")
+        line = texts.ABORTED_AT.format(step=p["failed_at"], why=why)
     else:
-        out.print(f"[red]x {escape(texts.DIST_RUN_FAILED.format(why=why))}[/]")
+        line = texts.DIST_RUN_FAILED.format(why=why)
+    out.print(f"[red]x {escape(line)}[/]")
+    if notify is not None:
+        from flower.core.notify import outcome
+
+        notify.send(outcome(ok=False, why=p.get("why") or ""), f"{line} · {closing}")
     return ExitCode.FAILED
 
 

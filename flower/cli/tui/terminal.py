@@ -89,7 +89,7 @@ class Session:
     """One run in the terminal: renders events, takes input, handles Ctrl-C and asides."""
 
     def __init__(self, out: Console, rt: Runtime, *, channel: Any = None,
-                 workbench: Any = None, verbose: bool = False) -> None:
+                 workbench: Any = None, verbose: bool = False, notify: Any = None) -> None:
         from flower.cli.tui.render import Renderer
 
         self.out = out
@@ -98,6 +98,7 @@ class Session:
         self.workbench = workbench
         self.render = Renderer(out, verbose=verbose)
         self.status = Status()
+        self.notify = notify  # a flower.core.notify.Notifier (--notify), or None
         self.recent: collections.deque[str] = collections.deque(maxlen=ASIDE_EVENTS)
         self.tty = sys.stdin.isatty()
         self.spare: list[str] = []  # piped lines waiting for a question
@@ -118,6 +119,8 @@ class Session:
             self.recent.append(_event_line(ev))
         self.status.update(ev)
         self.render(ev)
+        if self.notify is not None:
+            self.notify.see(ev)
         p = ev.payload
         if ev.kind == "ask" and p.get("kind") != "mail" and p.get("state") == "asked" \
                 and not self.tty and self.spare:
@@ -382,15 +385,18 @@ def _os_error(exc: BaseException) -> OSError | None:
 
 
 def run_workflow(out: Console, wf: Workflow, rt: Runtime, *,
-                 verbose: bool = False) -> ExitCode:
+                 verbose: bool = False, notify: Any = None) -> ExitCode:
     """Drive ``wf`` on ``rt`` in this terminal; prints the closing line, returns the exit
-    code (0 done, 1 a step failed or aborted, 130 stopped with Ctrl-C twice)."""
+    code (0 done, 1 a step failed or aborted, 130 stopped with Ctrl-C twice). ``notify``
+    (``--notify``) sees every event and is sent the end with the line printed for it."""
     import anyio
 
+    from flower.core.notify import outcome
     from flower.core.update import background
 
     newer = background()  # a daemon thread; the run never waits for it
-    session = Session(out, rt, channel=wf.channel, workbench=wf.workbench, verbose=verbose)
+    session = Session(out, rt, channel=wf.channel, workbench=wf.workbench, verbose=verbose,
+                      notify=notify)
     ctx: dict = {}
     disk: OSError | None = None
     try:
@@ -406,17 +412,20 @@ def run_workflow(out: Console, wf: Workflow, rt: Runtime, *,
         from rich.markup import escape
 
         out.print(f"[red]x {escape(texts.DISK_REFUSED.format(error=disk))}[/]")
+        _ended(notify, "failed", texts.DISK_REFUSED.format(error=disk))
         return ExitCode.FAILED
-    out.print(texts.CLOSING.format(cost=rt.total_cost(), manifest=rt.manifest_path),
-              highlight=False)
+    closing = texts.CLOSING.format(cost=rt.total_cost(), manifest=rt.manifest_path)
+    out.print(closing, highlight=False)
     found = newer.notice(wait=1.0)
     if found:
         out.print(texts.UPDATE_NOTICE.format(new=found), highlight=False, markup=False)
     if session.quit:
         out.print(f"[red]! {texts.STOPPED}[/]")
+        _ended(notify, "stopped", texts.STOPPED, closing)
         return ExitCode.INTERRUPTED
     failed = ctx.get("_failed_at")
     if not failed:
+        _ended(notify, "done", closing)
         return ExitCode.OK
     result = ctx.get("_results", {}).get(failed)
     from rich.markup import escape
@@ -426,11 +435,19 @@ def run_workflow(out: Console, wf: Workflow, rt: Runtime, *,
     # a step's error may quote a tool's output
     why = clean(ctx.get("_aborted") or (result.error if result is not None else "") or "")
     out.print(f"[red]x {escape(texts.ABORTED_AT.format(step=failed, why=why))}[/]")
+    _ended(notify, outcome(ok=False, why=result.error if result is not None else ""),
+           texts.ABORTED_AT.format(step=failed, why=why), closing)
     if result is not None and result.error:
         from flower.cli.tui.setup_screen import reconfigure_after_failure
 
         reconfigure_after_failure(out, result.error, interactive=sys.stdin.isatty())
     return ExitCode.FAILED
+
+
+def _ended(notify: Any, event: str, *lines: str) -> None:
+    """Send the run's end to ``--notify``: the lines printed for it, joined into one."""
+    if notify is not None:
+        notify.send(event, " · ".join(lines))
 
 
 def run_once(out: Console, rt: Runtime, spec: AgentSpec, prompt: str, *,
