@@ -79,7 +79,9 @@ def test_dry_run_line(home: Path, ws: Path) -> None:
     assert f"{ws}:{ws}" in vols and argv[argv.index("-w") + 1] == str(ws)
     assert f"{glob}:/home/flower/.config/flower/.env:ro" in vols
     envs = [argv[i + 1] for i, a in enumerate(argv) if a == "-e"]
-    assert {"ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_BASE_URL", "FLOWER_WINDOW"} <= set(envs)
+    # credentials travel in a private file: `-e NAME` would show the value in docker inspect
+    assert f"{home}/.cache/flowerbox/env.XXXXXX:/run/flower/exported.env:ro" in vols
+    assert "FLOWER_WINDOW" in envs and not any(e.startswith("ANTHROPIC") for e in envs)
     assert "UNRELATED_SECRET" not in envs and "HOME=/home/flower" in envs
     image = argv.index("flower-box")
     assert argv[image + 1:] == ["写个脚本", "--timeout", "0", "two words"]  # passed through
@@ -233,3 +235,28 @@ def test_build_base_and_ca_dry_run(tmp_path: Path) -> None:
                          env={**env, "FLOWER_PIP_INDEX": "https://u:secret@pypi.example/simple"},
                          capture_output=True, text=True, cwd=tmp_path)
     assert out.returncode == 1 and "credentials" in out.stderr and "docker build" not in out.stdout
+
+
+def test_exported_credentials_in_a_private_file(home: Path, ws: Path, tmp_path: Path) -> None:
+    """The values reach the container through a 0600 file, not the docker command line (where
+    `docker inspect` would keep them), and the file is gone once the run ends."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    seen = tmp_path / "seen"
+    (bin_dir / "docker").write_text(
+        "#!/usr/bin/env bash\n"
+        'printf "%s\\n" "$*" > "' + str(seen) + '.argv"\n'
+        'for a in "$@"; do case "$a" in *:/run/flower/exported.env:ro)\n'
+        '  f="${a%%:/run/flower/exported.env:ro}"; stat -c %a "$f" > "' + str(seen) + '.mode"\n'
+        '  cp "$f" "' + str(seen) + '.env"; echo "$f" > "' + str(seen) + '.path" ;; esac; done\n'
+        "exit 3\n")
+    (bin_dir / "docker").chmod(0o755)
+    env = _env(home, PATH=f"{bin_dir}:{os.environ['PATH']}", ANTHROPIC_API_KEY=SECRET,
+               CLAUDE_CODE_MAX_RETRIES="0")
+    out = _box(["demo"], env, ws)
+    assert out.returncode == 3  # the container's exit status is flowerbox's
+    assert SECRET not in Path(f"{seen}.argv").read_text() + out.stdout + out.stderr
+    assert Path(f"{seen}.mode").read_text().strip() == "600"
+    lines = Path(f"{seen}.env").read_text().splitlines()
+    assert f"ANTHROPIC_API_KEY={SECRET}" in lines and "CLAUDE_CODE_MAX_RETRIES=0" in lines
+    assert not Path(Path(f"{seen}.path").read_text().strip()).exists()  # removed afterwards
