@@ -17,7 +17,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 BOX = ROOT / "docker" / "flowerbox"
 BUILD = ROOT / "docker" / "build"
-SCRIPTS = [ROOT / "install.sh", BOX, BUILD, ROOT / ".ci" / "run"]
+SCRIPTS = [ROOT / "install.sh", BOX, BUILD, ROOT / "docker" / "entrypoint", ROOT / ".ci" / "run"]
 SECRET = "sk-ant-DO-NOT-PRINT-1234567890"
 
 
