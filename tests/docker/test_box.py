@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import re
+import ssl
 import subprocess
 import threading
 import uuid
@@ -90,6 +91,8 @@ def test_default_job_on_the_host_fake_with_credentials_by_name(
     assert _steps(scratch) == ["确认需求", "设定目标", "干活", "干活·判定#1", "干活#round2",
                                "干活·判定#2", "收尾交接"]
     assert marker not in out
+    manifest = json.loads((scratch / "runs" / "manifest.json").read_text())
+    assert manifest[0]["sandbox"] == "readonly"  # auto found bwrap working: the clarifier walled
     for what in (docker("history", "--no-trunc", IMAGE), docker("inspect", IMAGE)):
         assert what.returncode == 0 and marker not in what.stdout
 
@@ -97,7 +100,7 @@ def test_default_job_on_the_host_fake_with_credentials_by_name(
 def test_sandbox_on_inside_the_box_or_its_one_line(person: Person, scratch: Path) -> None:
     """``--sandbox strict`` walls a plain agent's Bash to the workspace inside the container
     (bubblewrap in the image, flowerbox's seccomp profile, the CLI's nested setting); with
-    Docker's default seccomp filter the same run stops with the sandbox's one line."""
+    Docker's default seccomp filter ``--sandbox on`` stops with the sandbox's one line."""
     escape = "touch /home/flower/escaped && echo ESCAPED || echo REFUSED"
     with FakeServer() as fake:
         fake.script(reply(tool_use("Bash", {"command": f"touch {scratch}/inside; {escape}"})),
@@ -113,10 +116,51 @@ def test_sandbox_on_inside_the_box_or_its_one_line(person: Person, scratch: Path
 
     with FakeServer() as fake:
         env = {**env, "ANTHROPIC_BASE_URL": fake.url, "FLOWERBOX_SECCOMP": "default"}
-        out = person.run(["--sandbox", "strict", "once", "-t", "Bash", "跑一下"], scratch, **env)
+        out = person.run(["--sandbox", "on", "--timeout", "0", ASK], scratch, **env)
         assert out.returncode != 0
         said = (out.stdout + out.stderr).strip().splitlines()
-        refusal = texts.SANDBOX_UNAVAILABLE.split("{why}")[0].format(mode="strict")
+        refusal = texts.SANDBOX_UNAVAILABLE.split("{why}")[0].format(mode="on")
         assert [line for line in said if refusal in line], said[-10:]
         assert not [r for r in fake.requests if r.is_message]  # stopped before any turn
 
+
+
+def _proxy_ca(d: Path) -> tuple[Path, ssl.SSLContext]:
+    """A CA made here (so in no image) and a server context for 127.0.0.1 signed by it."""
+    def openssl(*args: str) -> None:
+        subprocess.run(["openssl", *args], cwd=d, check=True, capture_output=True)
+    openssl("req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", "ca.key", "-out",
+            "ca.crt", "-days", "2", "-subj", "/CN=flowerbox test proxy CA")
+    openssl("req", "-newkey", "rsa:2048", "-nodes", "-keyout", "gw.key", "-out", "gw.csr",
+            "-subj", "/CN=127.0.0.1")
+    (d / "ext.cnf").write_text("subjectAltName=IP:127.0.0.1\n")
+    openssl("x509", "-req", "-in", "gw.csr", "-CA", "ca.crt", "-CAkey", "ca.key",
+            "-CAcreateserial", "-out", "gw.crt", "-days", "2", "-extfile", "ext.cnf")
+    tls = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    tls.load_cert_chain(d / "gw.crt", d / "gw.key")
+    return d / "ca.crt", tls
+
+
+def test_run_time_ca_reaches_the_cli_behind_a_proxy(person: Person, scratch: Path,
+                                                    tmp_path: Path) -> None:
+    """A gateway whose certificate is signed by a CA the image has never seen: the bundled CLI
+    reaches it once flowerbox mounts FLOWER_CA_CERTS (NODE_EXTRA_CA_CERTS at the merged
+    bundle)."""
+    ca, tls = _proxy_ca(tmp_path)
+    shared = scratch.parent / f"{scratch.name}-ca.crt"  # root's tmp_path is closed to the user
+    shared.write_bytes(ca.read_bytes())
+    try:
+        with FakeServer() as fake:
+            httpd = fake._httpd  # the fake speaks plain HTTP: put TLS on its listening socket
+            assert httpd is not None
+            httpd.socket = tls.wrap_socket(httpd.socket, server_side=True)
+            fake.script("隔着代理也听见了")
+            env = {**QUICK, "ANTHROPIC_API_KEY": "sk-test-box", "FLOWER_NO_PROBE": "1",
+                   "ANTHROPIC_BASE_URL": f"https://127.0.0.1:{fake.port}",
+                   "FLOWER_CA_CERTS": str(shared)}
+            out = person.run(["once", "说一声"], scratch, **env)
+            assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-2000:]
+            assert "隔着代理也听见了" in out.stdout
+            assert [r for r in fake.requests if r.is_message]
+    finally:
+        shared.unlink()
