@@ -69,6 +69,15 @@ if [ -n "${FLOWER_VENV_ARGS:-}" ]; then
     read -r -a VENV_ARGS <<<"$FLOWER_VENV_ARGS"
 fi
 
+# Behind a TLS-intercepting proxy: the CA bundle REQUESTS_CA_BUNDLE, else SSL_CERT_FILE, names
+# (the same choice flower setup's probe makes) goes to pip and git, unless PIP_CERT or
+# GIT_SSL_CAINFO already say otherwise; pip's own store would not know the proxy's CA.
+CA_BUNDLE="${REQUESTS_CA_BUNDLE:-${SSL_CERT_FILE:-}}"
+if [ -n "$CA_BUNDLE" ] && [ "$ACTION" = install ]; then
+    [ -f "$CA_BUNDLE" ] || die "CA bundle $CA_BUNDLE (REQUESTS_CA_BUNDLE / SSL_CERT_FILE) does not exist"
+    export PIP_CERT="${PIP_CERT:-$CA_BUNDLE}" GIT_SSL_CAINFO="${GIT_SSL_CAINFO:-$CA_BUNDLE}"
+fi
+
 use_pipx() {
     [ -z "${FLOWER_NO_PIPX:-}" ] && command -v pipx >/dev/null 2>&1
 }

@@ -12,6 +12,7 @@ import os
 import re
 from collections.abc import Iterable, Mapping
 from pathlib import Path
+from typing import Any
 from urllib.parse import urlsplit
 
 from flower import config, texts
@@ -30,7 +31,7 @@ from flower.errors import one_line
 from flower.stores.url import display_url
 
 __all__ = ["KNOWN", "PROBE_AUTH", "PROBE_CONFIG", "PROBE_MAX_TOKENS", "PROBE_NET", "PROBE_OK",
-           "REQUIRED_ANY", "check_credentials", "claude_settings_paths", "describe",
+           "REQUIRED_ANY", "ca_bundle", "check_credentials", "claude_settings_paths", "describe",
            "effective_env", "load_dotenv", "mask", "parse_dotenv", "probe_credentials",
            "redact", "redact_keys", "secret_values", "source_env_path", "user_env_path",
            "write_user_env"]
@@ -188,6 +189,34 @@ def _verdict(status: int, body: str) -> str:
     return PROBE_OK  # 429 and other undecidable 4xx: the credential itself was accepted
 
 
+def ca_bundle(environ: Mapping[str, str] | None = None) -> str | None:
+    """The CA bundle HTTPS to the gateway must trust, or None for the system's.
+
+    Behind a TLS-intercepting proxy the probe needs the proxy's CA. It is named the way pip,
+    requests and curl users already name it: ``REQUESTS_CA_BUNDLE``, else ``SSL_CERT_FILE``
+    (install.sh hands the same choice to pip). Read from the merged settings, so a line in
+    ``~/.config/flower/.env`` works too — OpenSSL itself sees only the process environment.
+    """
+    env = os.environ if environ is None else environ
+    return env.get("REQUESTS_CA_BUNDLE") or env.get("SSL_CERT_FILE") or None
+
+
+def _tls_context(environ: Mapping[str, str]) -> tuple[Any, str]:
+    """``(ssl context or None, error detail)`` for :func:`ca_bundle`; the bundle replaces the
+    system store, as it does for OpenSSL, requests and curl."""
+    import ssl
+
+    cafile = ca_bundle(environ)
+    if not cafile:
+        return None, ""
+    if not Path(cafile).is_file():
+        return None, texts.PROBE_CA_MISSING.format(path=cafile)
+    try:
+        return ssl.create_default_context(cafile=cafile), ""
+    except (ssl.SSLError, OSError) as err:
+        return None, texts.PROBE_CA_BAD.format(path=cafile, reason=one_line(err))
+
+
 def probe_credentials(timeout: float = 20.0,
                       environ: Mapping[str, str] | None = None) -> tuple[str, str]:
     """One real ``POST /v1/messages`` (max_tokens=``PROBE_MAX_TOKENS``) → ``(verdict, detail)``.
@@ -226,8 +255,13 @@ def probe_credentials(timeout: float = 20.0,
     body = json.dumps({"model": probe_model(env), "max_tokens": PROBE_MAX_TOKENS,
                        "messages": [{"role": "user", "content": "hi"}]}).encode()
     request = urllib.request.Request(url, data=body, headers=headers, method="POST")
+    context = None
+    if parts.scheme == "https":
+        context, bad_ca = _tls_context(env)
+        if bad_ca:
+            return PROBE_CONFIG, redact(bad_ca, secrets)
     try:
-        with urllib.request.urlopen(request, timeout=timeout) as resp:
+        with urllib.request.urlopen(request, timeout=timeout, context=context) as resp:
             status = resp.status
             text = resp.read(2000).decode("utf-8", "replace")
     except urllib.error.HTTPError as err:

@@ -55,6 +55,8 @@ PROBE_NO_CREDS = "没有凭证:ANTHROPIC_API_KEY 和 ANTHROPIC_AUTH_TOKEN 都是
 PROBE_BAD_URL = "网关地址不对:{url}"
 PROBE_HTTP = "HTTP {status}:{body}"
 PROBE_NET = "连不上 {url}:{reason}"
+PROBE_CA_MISSING = "REQUESTS_CA_BUNDLE / SSL_CERT_FILE 指向的证书文件不存在:{path}"
+PROBE_CA_BAD = "REQUESTS_CA_BUNDLE / SSL_CERT_FILE 指向的证书文件读不了:{path}({reason})"
 
 # First line of the file written by write_user_env().
 USER_ENV_HEADER = "# 由 flower setup 写入;里面有密钥,不要提交到仓库。"

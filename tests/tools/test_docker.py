@@ -17,7 +17,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 BOX = ROOT / "docker" / "flowerbox"
 BUILD = ROOT / "docker" / "build"
-SCRIPTS = [ROOT / "install.sh", BOX, BUILD, ROOT / ".ci" / "run"]
+SCRIPTS = [ROOT / "install.sh", BOX, BUILD, ROOT / "docker" / "entrypoint", ROOT / ".ci" / "run"]
 SECRET = "sk-ant-DO-NOT-PRINT-1234567890"
 
 
@@ -79,7 +79,9 @@ def test_dry_run_line(home: Path, ws: Path) -> None:
     assert f"{ws}:{ws}" in vols and argv[argv.index("-w") + 1] == str(ws)
     assert f"{glob}:/home/flower/.config/flower/.env:ro" in vols
     envs = [argv[i + 1] for i, a in enumerate(argv) if a == "-e"]
-    assert {"ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_BASE_URL", "FLOWER_WINDOW"} <= set(envs)
+    # credentials travel in a private file: `-e NAME` would show the value in docker inspect
+    assert f"{home}/.cache/flowerbox/env.XXXXXX:/run/flower/exported.env:ro" in vols
+    assert "FLOWER_WINDOW" in envs and not any(e.startswith("ANTHROPIC") for e in envs)
     assert "UNRELATED_SECRET" not in envs and "HOME=/home/flower" in envs
     image = argv.index("flower-box")
     assert argv[image + 1:] == ["写个脚本", "--timeout", "0", "two words"]  # passed through
@@ -155,7 +157,8 @@ def test_inside_home_runs_without_probe(home: Path, ws: Path, tmp_path: Path) ->
     assert out.returncode == 0, out.stderr
     assert log.read_text().splitlines() == [
         f"run --rm -i --user {os.getuid()}:{os.getgid()} -e HOME=/home/flower "
-        f"-v {ws}:{ws} -w {ws} flower-box --version"]
+        f"-v {ws}:{ws} -w {ws} --cap-drop ALL --security-opt no-new-privileges "
+        f"--security-opt seccomp={ROOT / 'docker' / 'seccomp.json'} flower-box --version"]
 
 
 def test_build_dry_run(tmp_path: Path) -> None:
@@ -180,9 +183,80 @@ def test_dockerfile_shape() -> None:
     text = (ROOT / "docker" / "Dockerfile").read_text()
     assert "ARG BASE=python:3.13-slim" in text and "FROM ${BASE}" in text
     assert "git ca-certificates libstdc++6" in text
-    assert 'ENTRYPOINT ["flower"]' in text and "CMD []" in text and "WORKDIR /work" in text
+    assert 'ENTRYPOINT ["flower-box-entry"]' in text and "CMD []" in text
+    assert "WORKDIR /work" in text
+    assert 'exec flower "$@"' in (ROOT / "docker" / "entrypoint").read_text()
     assert "ANTHROPIC" not in text and ".env" not in text  # no credentials in any layer
     copied = [line.split()[1:-1] for line in text.splitlines() if line.startswith("COPY ")]
-    assert copied == [["pyproject.toml", "README.md"], ["flower"]]
+    assert copied == [["docker/ca/"], ["pyproject.toml", "README.md"], ["flower"],
+                      ["docker/entrypoint"]]
     ignore = (ROOT / ".dockerignore").read_text().splitlines()
     assert ".env" in ignore and "runs" in ignore
+
+
+def test_box_knobs_dry_run(home: Path, ws: Path, tmp_path: Path) -> None:
+    """The CA folder is mounted read-only where the entrypoint merges it, the network and the
+    seccomp profile can be chosen, and a missing profile is said, not silently dropped."""
+    cas = tmp_path / "cas"
+    cas.mkdir()
+    env = _env(home, FLOWER_CA_CERTS=str(cas), FLOWERBOX_NETWORK="host", FLOWER_DEMO_PAUSE="0")
+    argv = shlex.split(_box(["--dry-run", "demo"], env, ws).stdout)
+    vols = [argv[i + 1] for i, a in enumerate(argv) if a == "-v"]
+    assert f"{cas.resolve()}:/run/flower/ca:ro" in vols
+    assert argv[argv.index("--network") + 1] == "host" and "FLOWER_DEMO_PAUSE" in argv
+    cap = argv.index("--cap-drop")
+    assert argv[cap:cap + 2] == ["--cap-drop", "ALL"]
+    out = _box(["--dry-run", "demo"], {**env, "FLOWERBOX_SECCOMP": str(tmp_path / "no.json")},
+               ws)
+    assert "not found" in out.stderr and "seccomp=" not in out.stdout
+    out = _box(["--dry-run", "demo"], {**env, "FLOWER_CA_CERTS": str(tmp_path / "none")}, ws)
+    assert out.returncode == 1 and "does not exist" in out.stderr
+
+
+def test_build_base_and_ca_dry_run(tmp_path: Path) -> None:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("FLOWER")}
+    cert = tmp_path / "proxy.crt"
+    cert.write_text("-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n")
+    out = subprocess.run([str(BUILD), "--dry-run", "--base", "local/base:1"],
+                         env={**env, "FLOWER_CA_CERTS": str(cert)}, capture_output=True,
+                         text=True, cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.splitlines() == [
+        f"cp {cert} docker/ca/flowerbox-extra-1.crt",
+        "docker build -f docker/Dockerfile -t flower-box --build-arg BASE=local/base:1 ."]
+    assert sorted(p.name for p in (ROOT / "docker" / "ca").iterdir()) == [".gitignore",
+                                                                         "README.md"]
+    key = tmp_path / "key.pem"
+    key.write_text(cert.read_text() + "-----BEGIN PRIVATE KEY-----\nx\n")
+    out = subprocess.run([str(BUILD), "--dry-run"], env={**env, "FLOWER_CA_CERTS": str(key)},
+                         capture_output=True, text=True, cwd=tmp_path)
+    assert out.returncode == 1 and "private key" in out.stderr
+    out = subprocess.run([str(BUILD), "--dry-run"],
+                         env={**env, "FLOWER_PIP_INDEX": "https://u:secret@pypi.example/simple"},
+                         capture_output=True, text=True, cwd=tmp_path)
+    assert out.returncode == 1 and "credentials" in out.stderr and "docker build" not in out.stdout
+
+
+def test_exported_credentials_in_a_private_file(home: Path, ws: Path, tmp_path: Path) -> None:
+    """The values reach the container through a 0600 file, not the docker command line (where
+    `docker inspect` would keep them), and the file is gone once the run ends."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    seen = tmp_path / "seen"
+    (bin_dir / "docker").write_text(
+        "#!/usr/bin/env bash\n"
+        'printf "%s\\n" "$*" > "' + str(seen) + '.argv"\n'
+        'for a in "$@"; do case "$a" in *:/run/flower/exported.env:ro)\n'
+        '  f="${a%%:/run/flower/exported.env:ro}"; stat -c %a "$f" > "' + str(seen) + '.mode"\n'
+        '  cp "$f" "' + str(seen) + '.env"; echo "$f" > "' + str(seen) + '.path" ;; esac; done\n'
+        "exit 3\n")
+    (bin_dir / "docker").chmod(0o755)
+    env = _env(home, PATH=f"{bin_dir}:{os.environ['PATH']}", ANTHROPIC_API_KEY=SECRET,
+               CLAUDE_CODE_MAX_RETRIES="0")
+    out = _box(["demo"], env, ws)
+    assert out.returncode == 3  # the container's exit status is flowerbox's
+    assert SECRET not in Path(f"{seen}.argv").read_text() + out.stdout + out.stderr
+    assert Path(f"{seen}.mode").read_text().strip() == "600"
+    lines = Path(f"{seen}.env").read_text().splitlines()
+    assert f"ANTHROPIC_API_KEY={SECRET}" in lines and "CLAUDE_CODE_MAX_RETRIES=0" in lines
+    assert not Path(Path(f"{seen}.path").read_text().strip()).exists()  # removed afterwards
