@@ -144,6 +144,22 @@ def _talks_to_temporal() -> None:
     click.get_current_context().meta[HARD_EXIT] = True
 
 
+def cap_options() -> Any:
+    """``--budget USD`` and ``--max-hours H``: caps for the whole task (every step, every
+    wake until ``--new``), kept in the run dir's ledger (flower/core/ledger.py). Command
+    options like ``--timeout``, not global flags: ``once`` has a ``-b/--budget`` of its own."""
+
+    def wrap(f: Any) -> Any:
+        f = click.option("--max-hours", "max_hours", type=float, default=None, metavar="H",
+                         help="Time cap for the task, in hours of running (asks at the cap; "
+                              "nobody answering stops it).")(f)
+        return click.option("--budget", "budget", type=float, default=None, metavar="USD",
+                            help="Spending cap for the task in dollars, across steps, "
+                                 "workers and wakes; a wake without it keeps the last cap.")(f)
+
+    return wrap
+
+
 def temporal_options() -> Any:
     """``--temporal HOST:PORT`` and ``--queue Q`` (plus ``--heartbeat``), for the commands
     that talk to a Temporal server (docs/distributed.md)."""
@@ -232,6 +248,7 @@ def main(ctx: click.Context, workspace: str, run_dir: str | None, verbose: bool,
 @click.option("--no-trim", is_flag=True, help="Keep old large tool results on resume.")
 @click.option("--no-bequest", is_flag=True,
               help="At the end, do not write the handover block into CLAUDE.md / AGENTS.md.")
+@cap_options()
 @temporal_options()
 @click.pass_obj
 def go(g: Globals, ask: str | None, temporal: str | None, queue: str, heartbeat: float,
@@ -240,6 +257,8 @@ def go(g: Globals, ask: str | None, temporal: str | None, queue: str, heartbeat:
     if temporal:
         from flower.cli.commands.temporal import go as submit_go
 
+        if _caps_on_temporal(opts.pop("budget", None), opts.pop("max_hours", None)):
+            sys.exit(1)
         _talks_to_temporal()
         _leave(submit_go(g, ask, address=temporal, queue=queue, heartbeat=heartbeat, **opts))
     from flower.cli.commands.go import go as run_go
@@ -249,19 +268,34 @@ def go(g: Globals, ask: str | None, temporal: str | None, queue: str, heartbeat:
 
 @main.command(context_settings=CONTEXT)
 @click.argument("target")
+@cap_options()
 @temporal_options()
 @click.pass_obj
-def run(g: Globals, target: str, temporal: str | None, queue: str, heartbeat: float) -> None:
+def run(g: Globals, target: str, temporal: str | None, queue: str, heartbeat: float,
+        budget: float | None, max_hours: float | None) -> None:
     """Run your workflow: TARGET is module:attr or path/to/file.py:attr (a Workflow, or a
     callable returning one)."""
     if temporal:
         from flower.cli.commands.temporal import run_target as submit_target
 
+        if _caps_on_temporal(budget, max_hours):
+            sys.exit(1)
         _talks_to_temporal()
         _leave(submit_target(g, target, address=temporal, queue=queue, heartbeat=heartbeat))
     from flower.cli.commands.run import run as run_target
 
-    sys.exit(run_target(g, target))
+    sys.exit(run_target(g, target, budget=budget, max_hours=max_hours))
+
+
+def _caps_on_temporal(budget: float | None, max_hours: float | None) -> bool:
+    """A cap the workers would not hold must not be taken silently: one red line."""
+    if budget is None and max_hours is None:
+        return False
+    from flower.cli.context import fail
+    from flower.texts import CAP_TEMPORAL
+
+    fail(console(), CAP_TEMPORAL)
+    return True
 
 
 @main.command(context_settings=CONTEXT)
