@@ -46,10 +46,11 @@ def synthetic(text="API Error: Connection refused (ECONNREFUSED)", parent=None):
                             stop_reason="stop_sequence")
 
 
-def test_event_kinds_are_the_fifteen_of_the_reference():
+def test_event_kinds_are_the_fifteen_of_the_reference_plus_cap():
+    # the original flower's fifteen kinds, plus "cap" (a spending/time cap reached, issue 22)
     assert set(get_args(EventKind)) == {
         "text", "thinking", "tool_call", "tool_result", "prompt", "task", "system", "reset",
-        "result", "error", "unknown", "retry", "step", "handoff", "ask"}
+        "result", "error", "unknown", "retry", "step", "handoff", "ask", "cap"}
 
 
 def test_event_str():
