@@ -100,6 +100,8 @@ def test_budget_stops_after_the_crossing_round_and_a_wake_with_more_continues(
     hint = [line for line in out.stdout.splitlines() if "flower --budget 2" in line]
     assert len(hint) == 1 and "已停下" in hint[0], out.stdout
     assert "/ $1.00" in out.stdout  # the closing line: the total against the cap
+    log = json.loads(flower(workspace, "log", "--json").stdout)
+    assert log["runs"][0]["stopped"] == "budget" and log["caps"]["budget_usd"] == 1.0
 
     again = flower(workspace, "--timeout", "0", "--no-goal", "--no-bequest", "--budget", "3",
                    stdin="\n")
@@ -304,3 +306,41 @@ def test_interactive_cap_question_plus_100_resumes_in_the_same_process(
     work = [r for r in rows(workspace) if r["step"] == "干活"]
     assert len(work) == 1 and work[0]["ok"]  # one row: the cap paused it, nothing failed
     assert ledger(workspace)["budget_usd"] == pytest.approx(0.9)
+
+
+# --- shown where a user looks: flower log --------------------------------------------------
+
+async def test_log_shows_the_cap_the_spend_per_step_and_per_worker_dispatch(
+        fake: FakeServer, workspace: Path, run_dir: Path, cli_env: dict[str, str]) -> None:
+    from flower import coordinator, worker
+
+    fake.route(match.subagent(), reply("查", tool_use("Bash", {"command": "echo w"}),
+                                       usage=DIME),
+               reply("REPORT: 做完了", usage=DIME), name="coder")
+    fake.route(match.main_agent(),
+               reply(tool_use("Agent", {"description": "do it", "prompt": "do it",
+                                        "subagent_type": "coder"}), usage=PENNY),
+               reply("FINAL: 协调完成", usage=PENNY), name="coordinator")
+    spec = coordinator("协调者", "", {"coder": worker("writes", "you do", tools=["Bash"])})
+    rt = Runtime(workspace=workspace, run_dir=run_dir, workbench=False, budget=5)
+    try:
+        with anyio.fail_after(WAIT):
+            r = await rt.run(spec, "go", step_name="干活")
+    finally:
+        rt.close()
+    assert r.ok and r.cost_usd == pytest.approx(0.22), r.error
+    out = subprocess.run([sys.executable, "-m", "flower", "log", str(run_dir), "--json"],
+                         cwd=workspace, capture_output=True, text=True, timeout=WAIT,
+                         env={**os.environ, "COLUMNS": "200"})
+    assert out.returncode == 0, out.stderr
+    doc = json.loads(out.stdout)
+    assert doc["caps"]["budget_usd"] == 5 and doc["caps"]["spent_usd"] == pytest.approx(0.22)
+    [row] = doc["runs"][0]["rows"]
+    assert row["cost_usd"] == pytest.approx(0.22)
+    [dispatch] = row["dispatches"]
+    assert dispatch["estimated"] and dispatch["rounds"] == 2
+    assert dispatch["cost_usd"] == pytest.approx(0.20, abs=0.02)  # the worker's two dimes
+    text = subprocess.run([sys.executable, "-m", "flower", "log", str(run_dir)],
+                          cwd=workspace, capture_output=True, text=True, timeout=WAIT,
+                          env={**os.environ, "COLUMNS": "200"}).stdout
+    assert "预算 $5.00" in text and "派活 " in text and "≈$0.2" in text
