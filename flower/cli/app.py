@@ -257,8 +257,6 @@ def go(g: Globals, ask: str | None, temporal: str | None, queue: str, heartbeat:
     if temporal:
         from flower.cli.commands.temporal import go as submit_go
 
-        if _caps_on_temporal(opts.pop("budget", None), opts.pop("max_hours", None)):
-            sys.exit(1)
         _talks_to_temporal()
         _leave(submit_go(g, ask, address=temporal, queue=queue, heartbeat=heartbeat, **opts))
     from flower.cli.commands.go import go as run_go
@@ -278,24 +276,13 @@ def run(g: Globals, target: str, temporal: str | None, queue: str, heartbeat: fl
     if temporal:
         from flower.cli.commands.temporal import run_target as submit_target
 
-        if _caps_on_temporal(budget, max_hours):
-            sys.exit(1)
         _talks_to_temporal()
-        _leave(submit_target(g, target, address=temporal, queue=queue, heartbeat=heartbeat))
+        _leave(submit_target(g, target, address=temporal, queue=queue, heartbeat=heartbeat,
+                             budget=budget, max_hours=max_hours))
     from flower.cli.commands.run import run as run_target
 
     sys.exit(run_target(g, target, budget=budget, max_hours=max_hours))
 
-
-def _caps_on_temporal(budget: float | None, max_hours: float | None) -> bool:
-    """A cap the workers would not hold must not be taken silently: one red line."""
-    if budget is None and max_hours is None:
-        return False
-    from flower.cli.context import fail
-    from flower.texts import CAP_TEMPORAL
-
-    fail(console(), CAP_TEMPORAL)
-    return True
 
 
 @main.command(context_settings=CONTEXT)

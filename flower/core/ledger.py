@@ -189,6 +189,19 @@ class Ledger:
 
     # -- changing -----------------------------------------------------------------------------
 
+    def rename(self, run_id: str) -> None:
+        """Count under ``run_id`` from now on (a Temporal step books its rows under the
+        run's own id, set after the Runtime was made)."""
+        self.run_id = run_id
+        self._load()
+
+    def set_default_caps(self, *, budget: float | None = None,
+                         max_hours: float | None = None) -> None:
+        """The submitted caps, unless the task's ledger has its own already (a cap raised by
+        an answer during an earlier step of the same run must not be lowered again)."""
+        self.set_caps(budget=budget if self.budget_usd is None else None,
+                      max_hours=max_hours if self.max_hours is None else None)
+
     def set_caps(self, *, budget: float | None = None, max_hours: float | None = None) -> None:
         """New caps for the task's total; ``None`` keeps the cap already recorded."""
         budget, max_hours = _number(budget), _number(max_hours)

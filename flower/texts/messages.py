@@ -389,7 +389,6 @@ CAP_STOPPED_BUDGET = ("预算 ${cap:.2f} 用完了(已花 ${spent:.2f}),已停�
                       "接着做:flower --budget {more}(唤醒同一个会话;flower run 同样加 --budget)")
 CAP_STOPPED_TIME = ("用时上限 {cap} 到了,已停下。"
                     "接着做:flower --max-hours {more}(唤醒同一个会话;flower run 同样加 --max-hours)")
-CAP_TEMPORAL = "--budget / --max-hours 还不能和 --temporal 一起用(上限记在本机的运行文件夹里)"
 CLOSING_CAPPED = "总花费 ${cost:.4f} / ${cap:.2f} · 清单 {manifest}"
 STATUS_BUDGET = "上下文 {context} · 累计 ${cost:.2f} / ${cap:.2f} · {elapsed}"
 UI_DONE_TOTAL = " · 累计 ${total:.2f} / ${cap:.2f}"

@@ -117,13 +117,6 @@ def test_caps_on_go_bare_flower_and_run_but_once_keeps_its_own_budget(
     assert captured["command"] == "once" and captured["kw"]["budget"] == 0.5
 
 
-def test_caps_are_refused_with_temporal_rather_than_ignored(
-        captured: dict[str, Any]) -> None:
-    result = CliRunner().invoke(cli.main, ["run", "flows.py:main", "--budget", "3",
-                                           "--temporal", "127.0.0.1:1"])
-    assert result.exit_code == 1 and "--temporal" in result.output and not captured
-
-
 def test_run_without_target_is_a_usage_error(captured: dict[str, Any]) -> None:
     result = CliRunner().invoke(cli.main, ["run"])
     assert result.exit_code == 2 and "TARGET" in result.output and not captured

@@ -43,17 +43,19 @@ class Brain:
     """Clarify answers at once (cheaply); the coordinator runs one Bash round per request
     at $0.10 until ``rounds`` requests, then reports done."""
 
-    def __init__(self, rounds: int = 50, hold: threading.Event | None = None) -> None:
+    def __init__(self, rounds: int = 50, hold: threading.Event | None = None,
+                 hold_at: int = 3) -> None:
         self.rounds = rounds
         self.work: list[Request] = []
         self.hold = hold
+        self.hold_at = hold_at
 
     def __call__(self, req: Request) -> Any:
         if first(texts.CLARIFIER_RULES) in req.system_text:
             return reply(BRIEF, usage=FREE)
         n = len(self.work)
         self.work.append(req)
-        if self.hold is not None and n == 3:  # the 4th round waits until the test lets go
+        if self.hold is not None and n == self.hold_at:  # waits until the test lets go
             self.hold.wait(WAIT)
         if n + 1 >= self.rounds:
             return reply("WORK DONE", usage=DIME)
@@ -344,3 +346,30 @@ async def test_log_shows_the_cap_the_spend_per_step_and_per_worker_dispatch(
                           cwd=workspace, capture_output=True, text=True, timeout=WAIT,
                           env={**os.environ, "COLUMNS": "200"}).stdout
     assert "预算 $5.00" in text and "派活 " in text and "≈$0.2" in text
+
+
+def test_interactive_time_cap_question_and_an_answer_resume_in_the_same_process(
+        fake: FakeServer, workspace: Path, cli_env: dict[str, str]) -> None:
+    """The first work request outlives an 18-second cap: the clock stops the turn, the
+    question appears, ``2`` picks +100% (36 s: room for the one request left) and the same
+    session finishes the work."""
+    from test_terminal import Pty
+
+    hold = threading.Event()
+    brain = Brain(rounds=2, hold=hold, hold_at=0)
+    fake.fallback(brain)
+    env = {**os.environ, "TERM": "xterm-256color", "COLUMNS": "160", "LINES": "40",
+           "PROMPT_TOOLKIT_NO_CPR": "1", "FLOWER_NO_PROBE": "1"}
+    term = Pty([sys.executable, "-m", "flower", "--timeout", "60", "--no-goal",
+                "--no-bequest", "--max-hours", "0.005", ASK], workspace, env)
+    try:
+        at = term.expect("? " + texts.CAP_TIME_QUESTION.split("(")[0].format(cap="0:18"))
+        hold.set()
+        term.type("2\r")  # the second option: +100%
+        at = term.expect(texts.CAP_RAISED["time"].format(cap="0:36")[2:], at)
+        assert term.proc.wait(WAIT) == 0
+    finally:
+        hold.set()
+        term.close()
+    assert len(brain.work) == 2 and len({r.session_id for r in brain.work}) == 1
+    assert ledger(workspace)["max_hours"] == pytest.approx(0.01)
