@@ -100,9 +100,10 @@ class Ledger:
     a person's thinking time is not the run's working time).
     """
 
-    def __init__(self, run_dir: str | Path, run_id: str, *, budget: float | None = None,
-                 max_hours: float | None = None) -> None:
-        self.path = Path(run_dir) / FILENAME
+    def __init__(self, run_dir: str | Path | None, run_id: str, *,
+                 budget: float | None = None, max_hours: float | None = None) -> None:
+        #: None: counted in memory only (a one-shot outside any task, ``flower once``)
+        self.path = Path(run_dir) / FILENAME if run_dir is not None else None
         self.run_id = run_id
         self.spent_usd = 0.0  # this process
         self.stopped: str | None = None  # this process stopped at this cap
@@ -123,15 +124,18 @@ class Ledger:
     def _load(self) -> dict[str, Any]:
         """Read the file (a corrupt one is moved aside once and counts as empty) and adopt
         its caps unless this object set its own, and the other runs' totals."""
+        empty: dict[str, Any] = {"budget_usd": None, "max_hours": None, "runs": {}}
+        if self.path is None:
+            return empty
         try:
             doc = parse(self.path.read_bytes())
         except FileNotFoundError:
-            doc = {"budget_usd": None, "max_hours": None, "runs": {}}
+            doc = empty
         except (OSError, ValueError) as exc:
             aside = move_aside(self.path) if self.path.exists() else None
             log.warning("flower: %s was unreadable (%s); kept it as %s, counting from zero",
                         self.path, exc, aside)
-            doc = {"budget_usd": None, "max_hours": None, "runs": {}}
+            doc = empty
         if not self._caps_set:
             self.budget_usd, self.max_hours = doc["budget_usd"], doc["max_hours"]
         others = {k: v for k, v in doc["runs"].items() if k != self.run_id}
@@ -271,6 +275,8 @@ class Ledger:
     def write(self, *, keep_others: bool = True) -> bool:
         """Rewrite this run's entry (and the caps); other runs' entries are kept as they are
         on disk. False (and one log line) when the disk refused."""
+        if self.path is None:
+            return True
         try:
             with file_lock(self.path.with_name(self.path.name + ".lock"),
                            timeout=LOCK_TIMEOUT):

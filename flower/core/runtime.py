@@ -132,6 +132,7 @@ class Runtime:
         dotenv: bool = True,
         budget: float | None = None,
         max_hours: float | None = None,
+        ledger: bool = True,
     ) -> None:
         # --sandbox on|strict without a sandbox here: an error before anything else happens
         self.sandbox: SandboxPolicy = sandbox_policy(sandbox)
@@ -172,8 +173,10 @@ class Runtime:
         self.spill_threshold = spill_threshold or None
         self.results: list[StepResult] = []
         self.run_id = _new_run_id()
-        # the task's caps and spend, beside lineage.json; None keeps the recorded cap
-        self.ledger = Ledger(self.run_dir, self.run_id, budget=budget, max_hours=max_hours)
+        # the task's caps and spend, beside lineage.json; None keeps the recorded cap.
+        # ledger=False: a one-shot outside the task (flower once) is neither capped nor counted
+        self.ledger = Ledger(self.run_dir if ledger else None, self.run_id, budget=budget,
+                             max_hours=max_hours)
         self.channel: Any = None  # asked when a cap is reached (Workflow.run attaches its own)
         self.on_session: Callable[[str], None] | None = None
         self._model_warned = False  # "served by another model" is told once (attempt.py)

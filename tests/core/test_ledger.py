@@ -148,3 +148,11 @@ def test_ledger_file_is_plain_json_beside_the_lineage(tmp_path: Path) -> None:
     doc = json.loads((tmp_path / FILENAME).read_text())
     assert doc["budget_usd"] == 1.5 and doc["max_hours"] == 8
     assert doc["runs"]["r"]["spent_usd"] == 0.2
+
+
+def test_a_one_shot_ledger_counts_in_memory_and_leaves_the_task_alone(tmp_path: Path) -> None:
+    Ledger(tmp_path, "task", budget=1.0).add(1.5)  # the task's budget is spent
+    once = Ledger(None, "once")  # flower once: not a session of the task
+    once.add(0.2)
+    assert once.exceeded() is None and once.total_usd == 0.2
+    assert set(read(tmp_path)["runs"]) == {"task"}

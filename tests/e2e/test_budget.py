@@ -189,6 +189,25 @@ async def test_the_judge_counts_against_the_budget(
     assert rt.ledger.total_usd == pytest.approx(0.01 + ROUND)
 
 
+async def test_a_work_round_stopped_at_the_cap_is_not_retried_nor_judged(
+        fake: FakeServer, workspace: Path, run_dir: Path, cli_env: dict[str, str]) -> None:
+    fake.script(*[reply(f"r{i}", tool_use("Bash", {"command": "echo"}), usage=DIME)
+                  for i in range(5)])
+    goal = workspace / "目标.md"
+    goal.write_text("## 目标\n小工具\n## 判定清单\n- tool.py 存在\n", encoding="utf-8")
+    step = with_goal(Step("干活", worker_spec(), "做"), None, goal_path=goal, rounds=3)
+    events: list[Any] = []
+    rt = Runtime(workspace=workspace, run_dir=run_dir, workbench=False, budget=0.15)
+    try:
+        with anyio.fail_after(WAIT):
+            ctx = await Workflow([step]).run(rt, on_event=events.append)
+    finally:
+        rt.close()
+    assert [(r.step, r.error) for r in rt.results] == [("干活", "budget")]
+    assert len([ev for ev in events if ev.kind == "cap"]) == 1  # asked once, not per round
+    assert ctx["_failed_at"] == "干活" and len(fake.message_requests()) == 2
+
+
 async def test_a_handoff_writing_round_counts_against_the_budget(
         fake: FakeServer, workspace: Path, run_dir: Path, cli_env: dict[str, str]) -> None:
     full = {"input_tokens": 45_000, "output_tokens": 0}  # over the handoff line; $0.18
