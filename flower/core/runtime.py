@@ -8,8 +8,9 @@ probe, resumes after a human interrupt with the human's words, and records every
 *returned* in ``StepResult``; ``run`` never raises for an agent failure.
 
 The step loop lives here; the parts with their own job live beside it: one CLI session per
-attempt (``attempt.py``), stopping a step from outside (``interrupts.py``) and retiring a
-full session for a successor (``handoff_control.py``).
+attempt (``attempt.py``), stopping a step from outside (``interrupts.py``), retiring a
+full session for a successor (``handoff_control.py``) and the task's spending and time
+caps (``caps.py``, with the numbers in ``ledger.py``).
 """
 
 from __future__ import annotations
