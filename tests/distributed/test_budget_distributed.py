@@ -34,7 +34,8 @@ async def test_a_temporal_run_with_nobody_attached_stops_at_the_cap(
     assert len(fake.message_requests()) == 3  # $0.30 ≥ $0.25 after the third request
     ledger = json.loads((Path(req["run_dir"]) / LEDGER).read_text(encoding="utf-8"))
     assert ledger["budget_usd"] == 0.25
-    assert list(ledger["runs"].values())[0]["stopped"] == "budget"
+    [entry] = ledger["runs"].values()  # one step, one activity attempt
+    assert entry["stopped"] == "budget"
     out = subprocess.run([sys.executable, "-m", "flower", "status", "--temporal",
                           temporal.address, "--json"], capture_output=True, text=True,
                          timeout=60, env=_env())
