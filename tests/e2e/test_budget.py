@@ -177,10 +177,10 @@ async def test_the_judge_counts_against_the_budget(
     goal = workspace / "目标.md"
     goal.write_text("## 目标\n小工具\n## 判定清单\n- tool.py 存在\n", encoding="utf-8")
     step = with_goal(Step("干活", worker_spec(), "做"), None, goal_path=goal, rounds=3)
-    rt = Runtime(workspace=workspace, run_dir=run_dir, workbench=False, budget=0.05)
+    rt = Runtime(workspace=workspace, run_dir=run_dir, workbench=False)
     try:
         with anyio.fail_after(WAIT):
-            ctx = await Workflow([step]).run(rt)
+            ctx = await Workflow([step], budget=0.05).run(rt)  # the cap given to the flow
     finally:
         rt.close()
     got = {r.step: r for r in rt.results}
