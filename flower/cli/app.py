@@ -199,6 +199,22 @@ def _talks_to_temporal() -> None:
     click.get_current_context().meta[HARD_EXIT] = True
 
 
+def cap_options() -> Any:
+    """``--budget USD`` and ``--max-hours H``: caps for the whole task (every step, every
+    wake until ``--new``), kept in the run dir's ledger (flower/core/ledger.py). Command
+    options like ``--timeout``, not global flags: ``once`` has a ``-b/--budget`` of its own."""
+
+    def wrap(f: Any) -> Any:
+        f = click.option("--max-hours", "max_hours", type=float, default=None, metavar="H",
+                         help="Time cap for the task, in hours of running (asks at the cap; "
+                              "nobody answering stops it).")(f)
+        return click.option("--budget", "budget", type=float, default=None, metavar="USD",
+                            help="Spending cap for the task in dollars, across steps, "
+                                 "workers and wakes; a wake without it keeps the last cap.")(f)
+
+    return wrap
+
+
 def temporal_options() -> Any:
     """``--temporal HOST:PORT`` and ``--queue Q`` (plus ``--heartbeat``), for the commands
     that talk to a Temporal server (docs/distributed.md)."""
@@ -289,6 +305,7 @@ def main(ctx: click.Context, workspace: str, run_dir: str | None, verbose: bool,
 @click.option("--no-trim", is_flag=True, help="Keep old large tool results on resume.")
 @click.option("--no-bequest", is_flag=True,
               help="At the end, do not write the handover block into CLAUDE.md / AGENTS.md.")
+@cap_options()
 @temporal_options()
 @click.pass_obj
 def go(g: Globals, ask: str | None, temporal: str | None, queue: str, heartbeat: float,
@@ -306,19 +323,23 @@ def go(g: Globals, ask: str | None, temporal: str | None, queue: str, heartbeat:
 
 @main.command(context_settings=CONTEXT)
 @click.argument("target")
+@cap_options()
 @temporal_options()
 @click.pass_obj
-def run(g: Globals, target: str, temporal: str | None, queue: str, heartbeat: float) -> None:
+def run(g: Globals, target: str, temporal: str | None, queue: str, heartbeat: float,
+        budget: float | None, max_hours: float | None) -> None:
     """Run your workflow: TARGET is module:attr or path/to/file.py:attr (a Workflow, or a
     callable returning one)."""
     if temporal:
         from flower.cli.commands.temporal import run_target as submit_target
 
         _talks_to_temporal()
-        _leave(submit_target(g, target, address=temporal, queue=queue, heartbeat=heartbeat))
+        _leave(submit_target(g, target, address=temporal, queue=queue, heartbeat=heartbeat,
+                             budget=budget, max_hours=max_hours))
     from flower.cli.commands.run import run as run_target
 
-    sys.exit(run_target(g, target))
+    sys.exit(run_target(g, target, budget=budget, max_hours=max_hours))
+
 
 
 @main.command(context_settings=CONTEXT)

@@ -21,6 +21,7 @@ from flower.core.agent import (
     configured_model,
     served_differs,
 )
+from flower.core.caps import attempt_budget, clock, stamped, stopped_on_budget
 from flower.core.env import redact
 from flower.core.events import SYNTHETIC_MODEL, Event, normalize
 from flower.core.handoff_control import HANDOFF_DUE
@@ -51,6 +52,7 @@ class Attempt:
         self.fatal: str | None = None  # an API retry that cannot succeed
         self.full = False  # the watermark stopped the turn; the session hands off
         self.expect = ""  # the configured model, until the served one has been compared
+        self.capped: list[str] = []  # "budget"/"time": a cap of the run stopped this turn
 
     async def run(self, spec: AgentSpec, prompt: str, *, resume: str | None, fork: bool,
                   resume_at: str | None) -> None:
@@ -105,6 +107,8 @@ class Attempt:
             # two mechanisms shrinking one context cannot be told apart: handoff on ⇒ the
             # CLI's auto-compact off (an explicit CompactPolicy on the spec is respected)
             spec = replace(spec, compact=CompactPolicy(mode="no_summary"))
+        if not rt._handoff_ctl.writing:  # what is left of the run's budget (caps.py)
+            spec = replace(spec, max_budget_usd=attempt_budget(spec.max_budget_usd, rt.ledger))
         if resume and hasattr(rt.store, "adopt"):
             # a session written from another workspace path: make it loadable under ours
             await anyio.to_thread.run_sync(rt._adopt, resume)
@@ -128,11 +132,14 @@ class Attempt:
             stop = Stopper(client)
             if not rt._handoff_ctl.writing:  # words for the model wait for the successor
                 tg.start_soon(watch, rt._interrupt, stop, result)
+                tg.start_soon(clock, rt.ledger, stop, result, self.capped)  # the time cap
             async for message in client.receive_response():
                 await self._take(message, stop)
             tg.cancel_scope.cancel()
         if self.fatal:
             self.failure = self.fatal
+        elif self.capped:  # the step loop asks whether to raise the cap, then resumes
+            self.failure = self.capped[0]
         elif self.full and not result.ok:  # a turn that finished anyway needs no successor
             self.failure = HANDOFF_DUE
         elif stop.sent and rt._interrupt.pending:
@@ -145,6 +152,11 @@ class Attempt:
         rt._note_session(message, result)
         for ev in normalize(message):
             self.failure = absorb(ev, result, self.said) or self.failure
+            if ev.kind == "result":  # every session's cost counts, as it arrives
+                rt.ledger.add(float(ev.payload.get("cost_usd") or 0.0))
+                if stopped_on_budget(ev, rt.ledger) and not self.capped:
+                    self.capped.append("budget")
+                ev = stamped(ev, rt.ledger)
             self.emit(ev)
             rt._handoff_ctl.track(ev, result, self.emit)
             if self.expect:

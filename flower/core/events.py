@@ -39,7 +39,7 @@ EventKind = Literal[
     "step",
     "handoff",
     "ask",
-    "cap",
+    "cap",  # a spending or time cap was reached (core/caps.py); the question follows
 ]
 
 SYNTHETIC_MODEL = "<synthetic>"

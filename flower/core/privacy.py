@@ -26,7 +26,7 @@ PRIVATE_FILE = 0o600
 
 #: Top-level files of a run dir holding what a run recorded (plus SQLite's side files).
 RECORDS = ("sessions.db", "sessions.db-wal", "sessions.db-shm", "sessions.db-journal",
-           "manifest.json", "lineage.json")
+           "manifest.json", "lineage.json", "budget.json")
 #: Other top-level files flower writes there: crash reports, corrupt copies moved aside.
 RECORD_PATTERNS = ("crash-*.log", "*.corrupt-*")
 #: Nested run dirs (same rules): the terminal's side questions.

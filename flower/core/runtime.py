@@ -8,8 +8,9 @@ probe, resumes after a human interrupt with the human's words, and records every
 *returned* in ``StepResult``; ``run`` never raises for an agent failure.
 
 The step loop lives here; the parts with their own job live beside it: one CLI session per
-attempt (``attempt.py``), stopping a step from outside (``interrupts.py``) and retiring a
-full session for a successor (``handoff_control.py``).
+attempt (``attempt.py``), stopping a step from outside (``interrupts.py``), retiring a
+full session for a successor (``handoff_control.py``) and the task's spending and time
+caps (``caps.py``, with the numbers in ``ledger.py``).
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from flower.core.env import check_credentials, load_dotenv, redact, secret_value
 from flower.core.events import Event
 from flower.core.handoff_control import HANDOFF_DUE, HandoffControl
 from flower.core.interrupts import INTERRUPTED, Interrupt, signals_rescued, with_words
+from flower.core.ledger import CAP_ERRORS, Ledger
 from flower.core.manifest import FILENAME as MANIFEST_NAME
 from flower.core.manifest import Manifest
 from flower.core.paths import project_key as _project_key
@@ -129,6 +131,9 @@ class Runtime:
         run_name: str | None = None,
         sandbox: SandboxPolicy | str | bool | None = "auto",
         dotenv: bool = True,
+        budget: float | None = None,
+        max_hours: float | None = None,
+        ledger: bool = True,
     ) -> None:
         # --sandbox on|strict without a sandbox here: an error before anything else happens
         self.sandbox: SandboxPolicy = sandbox_policy(sandbox)
@@ -169,6 +174,11 @@ class Runtime:
         self.spill_threshold = spill_threshold or None
         self.results: list[StepResult] = []
         self.run_id = _new_run_id()
+        # the task's caps and spend, beside lineage.json; None keeps the recorded cap.
+        # ledger=False: a one-shot outside the task (flower once) is neither capped nor counted
+        self.ledger = Ledger(self.run_dir if ledger else None, self.run_id, budget=budget,
+                             max_hours=max_hours)
+        self.channel: Any = None  # asked when a cap is reached (Workflow.run attaches its own)
         self.on_session: Callable[[str], None] | None = None
         self._model_warned = False  # "served by another model" is told once (attempt.py)
         # credentials never reach the run book, even if a model echoed one into its text
@@ -292,6 +302,7 @@ class Runtime:
             payload={"subtype": "sandbox", "sandbox": result.sandbox, "step": name}))
         first = _Next(prompt, resume, fork, resume_at) if resume else _Next(prompt, resume)
         self._handoff_ctl.begin_step()
+        self.ledger.start()
         try:
             with signals_rescued(self.rescue):
                 await self._rounds(spec, prompt, first, result, emit)
@@ -304,6 +315,7 @@ class Runtime:
             self.results.append(result)
             self._current = None
             self._write_manifest()
+            self.ledger.write()  # this process's working time, at every step's end
         return result
 
     async def _rounds(self, spec: AgentSpec, prompt: str, nxt: _Next, result: StepResult,
@@ -317,9 +329,17 @@ class Runtime:
         while True:
             attempt += 1
             result.attempts = attempt
+            if not await self._within_caps(result, emit):
+                break
             seen = len(result.errors)
             await self._attempt(spec, nxt.prompt, result, resume=nxt.resume, fork=nxt.fork,
                                 resume_at=nxt.at, emit=emit)
+            if result.error in CAP_ERRORS:  # stopped at a cap: ask above, then resume
+                if result.session_id:
+                    nxt = _Next(self.resilience.resume_prompt, result.session_id)
+                    result.resumed = True
+                attempt -= 1  # a cap is not a failed attempt
+                continue
             # words that arrive just as the turn ends still reach the model
             interrupted = result.error == self.INTERRUPTED or (
                 result.ok and self._interrupt.pending)
@@ -341,6 +361,22 @@ class Runtime:
                 break
             if not await self._before_retry(nxt, result, attempt, emit):
                 break
+
+    async def _within_caps(self, result: StepResult, emit: EventSink) -> bool:
+        """Before each attempt: under both caps, or a cap raised by the human's answer
+        (caps.py). False stops the step with ``budget``/``time`` as its error."""
+        from flower.core.caps import ask_to_raise
+
+        while True:
+            which = self.ledger.exceeded()
+            if which is None:
+                return True
+            if not await ask_to_raise(which, self.ledger, self.channel, emit):
+                result.ok, result.error = False, which
+                if which not in result.errors:
+                    result.errors.append(which)
+                self.ledger.stop(which)
+                return False
 
     async def _after_interrupt(self, nxt: _Next, result: StepResult, attempt: int,
                                emit: EventSink) -> None:

@@ -43,15 +43,18 @@ def absolute_target(target: str, cwd: Path) -> str:
 def request(target: str, *, workspace: Path, run_dir: Path, run_id: str,
             kwargs: dict[str, Any] | None = None, cwd: Path | None = None,
             trim: bool = False, handoff: bool = True, window: int | None = None,
-            heartbeat_s: float = 30.0, max_attempts: int = 5) -> dict[str, Any]:
+            heartbeat_s: float = 30.0, max_attempts: int = 5, budget: float | None = None,
+            max_hours: float | None = None) -> dict[str, Any]:
     """The run's input (JSON): what every activity needs to rebuild the run on a worker.
-    ``run_dir`` is this run's own folder: ``<run_dir>/temporal/<run id>``."""
+    ``run_dir`` is this run's own folder: ``<run_dir>/temporal/<run id>``; ``budget`` and
+    ``max_hours`` cap the run (its ledger lives in that folder, core/ledger.py)."""
     cwd = (cwd or Path.cwd()).resolve()
     return {"target": absolute_target(target, cwd), "kwargs": kwargs or {}, "cwd": str(cwd),
             "workspace": str(Path(workspace).resolve()),
             "run_dir": str(Path(run_dir).resolve() / RUNS_SUBDIR / run_id),
             "trim": trim, "handoff": handoff, "window": window,
-            "heartbeat_s": heartbeat_s, "max_attempts": max_attempts}
+            "heartbeat_s": heartbeat_s, "max_attempts": max_attempts,
+            "budget": budget, "max_hours": max_hours}
 
 
 async def submit(client: Any, req: dict[str, Any], *, queue: str, run_id: str) -> Any:
@@ -221,7 +224,7 @@ async def runs(client: Any, *, limit: int = 50) -> list[dict[str, Any]]:
         row: dict[str, Any] = {"id": wf.id, "status": status, "started":
                                wf.start_time.timestamp() if wf.start_time else 0.0,
                                "state": status, "step": "", "index": 0, "total": 0,
-                               "cost": 0.0, "target": ""}
+                               "cost": 0.0, "target": "", "budget": None}
         handle = client.get_workflow_handle(wf.id, run_id=wf.run_id)
         p: dict[str, Any] | None = None
         try:
@@ -235,7 +238,8 @@ async def runs(client: Any, *, limit: int = 50) -> list[dict[str, Any]]:
             p = None
         if p:
             row.update(state=p["state"], step=p["step"], index=p["index"],
-                       total=len(p["steps"]), cost=p["cost"], target=p.get("target", ""))
+                       total=len(p["steps"]), cost=p["cost"], target=p.get("target", ""),
+                       budget=p.get("budget"))
         return row
 
     found = list(await asyncio.gather(*(one(wf) for wf in listed)))

@@ -46,10 +46,12 @@ class FlowerRun:
         self.failed_at = ""
         self.why = ""
         self.target = ""
+        self.budget: float | None = None
 
     @workflow.run
     async def run(self, req: dict[str, Any]) -> dict[str, Any]:
         self.target = req.get("target", "")
+        self.budget = req.get("budget")  # the submitted cap (flower status shows it)
         beat = float(req.get("heartbeat_s") or 30.0)
         retry = RetryPolicy(initial_interval=timedelta(seconds=1), backoff_coefficient=2.0,
                             maximum_interval=timedelta(seconds=30),
@@ -83,7 +85,7 @@ class FlowerRun:
                 "steps": list(self.steps), "cost": round(sum(
                     float(r.get("cost_usd") or 0.0) for r in self.rows), 6),
                 "rows": list(self.rows), "failed_at": self.failed_at, "why": self.why,
-                "target": self.target}
+                "target": self.target, "budget": self.budget}
 
     # -- the activities report in; the human answers ------------------------------------
 

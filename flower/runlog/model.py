@@ -16,8 +16,12 @@ are agent time: the sum of the rows' ``duration_s``.
     run_dir     str   the folder read
     workspace   str   whose project key was looked up in sessions.db
     db          str   "ok" | "missing" | "unreadable"  (no per-round data unless "ok")
+    caps        obj | null  the task's ledger (budget.json; null: none): budget_usd,
+                max_hours (null: no cap), spent_usd, elapsed_s (the whole task, every
+                wake), stopped {run id: "budget" | "time"}
     runs        list  oldest first, each:
         run         str | null    the run id (null: rows written without one)
+        stopped     str | null    "budget" | "time": this run stopped at that cap
         started_at  float | null  unix time of its first row
         cost_usd    float         rounded to 4 decimals
         duration_s  float         sum of the rows' durations
@@ -39,6 +43,8 @@ are agent time: the sum of the rows' ``duration_s``.
             sandbox     str | null  the wall its Bash ran behind: "off" | "readonly" |
                                     "workspace" | "workspace+net" (null: written before
                                     flower recorded it)
+            dispatches  list        its worker dispatches, in order: agent, cost_usd
+                                    (estimated from token usage), rounds, estimated
     sessions    {session id: [int]}  every round of each session found in sessions.db
     totals      runs, steps, ok, failed, sessions (distinct ids, live + retired),
                 cost_usd, duration_s, peak_context (largest round, 0 if none)
@@ -97,6 +103,8 @@ class Row:
     rounds: list[int] = field(default_factory=list)
     sandbox: str | None = None
     errors: list[str] = field(default_factory=list)  # every failed attempt, oldest first
+    #: its worker dispatches with their estimated cost (filled by ``runlog.spend.fill``)
+    dispatches: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def sessions(self) -> list[str]:
@@ -143,6 +151,8 @@ class RunLog:
     sessions: dict[str, list[Round]] = field(default_factory=dict)
     #: the PostgreSQL schema the sessions were read from (when the store is PostgreSQL)
     schema: str = DEFAULT_SCHEMA
+    #: the task's caps and totals from ``budget.json`` (``runlog.spend.fill``); None: none
+    caps: dict[str, Any] | None = None
 
     @property
     def rows(self) -> list[Row]:
@@ -348,19 +358,23 @@ def _row_json(row: Row) -> dict[str, Any]:
         "cost_usd": row.cost_usd, "num_turns": row.num_turns,
         "started_at": row.started_at, "ended_at": row.ended_at, "duration_s": row.duration_s,
         "context": row.context, "rounds": list(row.rounds), "sandbox": row.sandbox,
+        "dispatches": list(row.dispatches),
     }
 
 
 def to_json(log: RunLog) -> dict[str, Any]:
     """The ``--json`` document; keys are listed in the module docstring."""
+    stopped = (log.caps or {}).get("stopped") or {}
     return {
         "run_dir": str(log.run_dir),
         "workspace": str(log.workspace),
         "db": log.db,
+        "caps": log.caps,
         "runs": [
             {"run": run.run, "started_at": run.started_at, "cost_usd": _finite(run.cost_usd),
              "duration_s": _finite(run.duration_s), "steps": len(run.rows), "ok": run.ok,
-             "failed": len(run.rows) - run.ok, "rows": [_row_json(r) for r in run.rows]}
+             "failed": len(run.rows) - run.ok, "stopped": stopped.get(run.run),
+             "rows": [_row_json(r) for r in run.rows]}
             for run in log.runs
         ],
         "sessions": {sid: [r.context for r in rounds] for sid, rounds in log.sessions.items()},

@@ -388,4 +388,29 @@ NOTIFY_EXIT = "退出码 {code} {stderr}"
 NOTIFY_HUNG = "通知命令发 {event} 时 {s:g} 秒没结束,已杀掉它的进程组"
 NOTIFY_DROPPED = "退出时还有 {n} 条通知没来得及发,已放弃"
 
+# --- spending cap and time cap (core/ledger.py, core/caps.py; shown by cli/tui) -------------
+
+#: The cap question (asked through the human channel) and its options; a typed number is
+#: dollars (budget) or hours (time) to add; the last option stops.
+CAP_BUDGET_QUESTION = "预算 ${cap:.2f} 已用完(已花 ${spent:.2f})— 再加多少?"
+CAP_TIME_QUESTION = "用时上限 {cap} 已到(已用 {spent})— 再加多少?(数字 = 小时)"
+CAP_OPTIONS = ("+50%", "+100%", "停下")
+CAP_REACHED_UI = {"budget": "预算到顶:已花 ${spent:.2f} / ${cap:.2f}",
+                  "time": "用时到顶:{spent} / {cap}"}
+CAP_RAISED = {"budget": "# 预算提到 ${cap:.2f},同一个会话接着做",
+              "time": "# 用时上限提到 {cap},同一个会话接着做"}
+CAP_STOPPED_BUDGET = ("预算 ${cap:.2f} 用完了(已花 ${spent:.2f}),已停下。"
+                      "接着做:flower --budget {more}(唤醒同一个会话;flower run 同样加 --budget)")
+CAP_STOPPED_TIME = ("用时上限 {cap} 到了,已停下。"
+                    "接着做:flower --max-hours {more}(唤醒同一个会话;flower run 同样加 --max-hours)")
+CLOSING_CAPPED = "总花费 ${cost:.4f} / ${cap:.2f} · 清单 {manifest}"
+STATUS_BUDGET = "上下文 {context} · 累计 ${cost:.2f} / ${cap:.2f} · {elapsed}"
+UI_DONE_TOTAL = " · 累计 ${total:.2f} / ${cap:.2f}"
+LOG_CAPS = "上限:{caps} · 已花 {spent} · 已用 {elapsed}(整个任务,跨唤醒)"
+LOG_CAP_BUDGET = "预算 ${cap:.2f}"
+LOG_CAP_TIME = "用时 {cap}"
+LOG_NO_CAPS = "无"
+LOG_STOPPED_AT = {"budget": "停在预算上限", "time": "停在用时上限"}
+LOG_DISPATCH = "派活 {agent} · {cost} · {turns} 轮"
+
 __all__ = [name for name in dir() if name.isupper()]

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from flower import texts
 from flower.core.agent import AgentSpec
 from flower.core.events import Event
+from flower.core.ledger import CAP_ERRORS
 
 if TYPE_CHECKING:
     from flower.core.lineage import Lineage
@@ -105,6 +106,10 @@ class Workflow:
     channel: Any = None
     workbench: Any = None
     continuous: bool = True
+    #: Caps for the whole task (every step, every wake until the lineage is new): dollars
+    #: and hours. ``None`` keeps what the run dir's ledger recorded (core/ledger.py).
+    budget: float | None = None
+    max_hours: float | None = None
 
     async def run(
         self,
@@ -125,6 +130,7 @@ class Workflow:
         sessions: dict[str, str] = ctx.setdefault("_sessions", {})
         ctx.setdefault("_results", {})
         lineage = self._open_lineage(runtime, ctx, sessions)
+        self._open_ledger(runtime, ctx, lineage)
         for index, step in enumerate(self.steps, 1):
             if not await self.run_step(step, index, runtime, ctx, lineage,
                                        on_event=on_event, on_step=on_step):
@@ -161,6 +167,17 @@ class Workflow:
                         "frozen": True, "woke": ctx.get("_woke", 1)}))
                 return True
         return await self._attempts(step, index, runtime, ctx, lineage, on_event, on_step)
+
+    def _open_ledger(self, runtime: Runtime, ctx: Ctx, lineage: Lineage | None) -> None:
+        """The caps hold for the task the lineage is: a new lineage (first run, ``--new``)
+        starts the spend from zero. The channel answers the cap question."""
+        ledger = getattr(runtime, "ledger", None)  # a test fake need not have one
+        if ledger is not None:
+            if lineage is not None and ctx.get("_woke") == 1:
+                ledger.reset()
+            ledger.set_caps(budget=self.budget, max_hours=self.max_hours)
+        if self.channel is not None and getattr(runtime, "channel", False) is None:
+            runtime.channel = self.channel
 
     def _open_lineage(self, runtime: Runtime, ctx: Ctx,
                       sessions: dict[str, str]) -> Lineage | None:
@@ -216,6 +233,8 @@ class Workflow:
         for attempt in range(step.retries + 1):
             result = await self._attempt(step, attempt, runtime, prompt, resume, fork,
                                          lineage, on_event)
+            if result.error in CAP_ERRORS:  # nobody raised the cap: no more rounds
+                break
             if refork and attempt == 0 and _no_conversation(result):
                 # killed before its transcript reached the store: nothing to lose, fork anew
                 prompt, resume, fork = step.render(ctx), refork, True

@@ -78,7 +78,8 @@ def test_go_flags_and_defaults(captured: dict[str, Any]) -> None:
     assert captured["kw"] == {"asks": -1, "rounds": 3, "no_goal": False,
                               "judge_can_run": False, "timeout": 1800.0, "isolate": False,
                               "window": None, "no_handoff": False, "new": False,
-                              "clarify_only": False, "no_trim": False, "no_bequest": False}
+                              "clarify_only": False, "no_trim": False, "no_bequest": False,
+                              "budget": None, "max_hours": None}
     assert (g.workspace, g.run_dir, g.verbose, g.workbench, g.trim) == (
         ".", None, False, False, False)
 
@@ -101,6 +102,19 @@ def test_bare_flower_is_go_without_an_ask(captured: dict[str, Any]) -> None:
 def test_go_run_makes_run_the_ask(captured: dict[str, Any]) -> None:
     invoke("go", "run")
     assert captured["command"] == "go" and captured["args"][1] == "run"
+
+
+def test_caps_on_go_bare_flower_and_run_but_once_keeps_its_own_budget(
+        captured: dict[str, Any]) -> None:
+    assert invoke("X", "--budget", "20", "--max-hours", "8").exit_code == 0
+    assert captured["kw"]["budget"] == 20 and captured["kw"]["max_hours"] == 8
+    assert invoke("--budget", "40").exit_code == 0  # bare flower: a wake with a new cap
+    assert captured["command"] == "go" and captured["args"][1] is None
+    assert captured["kw"]["budget"] == 40 and captured["kw"]["max_hours"] is None
+    assert invoke("run", "flows.py:main", "--budget", "3").exit_code == 0
+    assert captured["command"] == "run" and captured["kw"] == {"budget": 3, "max_hours": None}
+    assert invoke("once", "hi", "--budget", "0.5").exit_code == 0
+    assert captured["command"] == "once" and captured["kw"]["budget"] == 0.5
 
 
 def test_run_without_target_is_a_usage_error(captured: dict[str, Any]) -> None:

@@ -295,13 +295,14 @@ def test_json_has_the_documented_keys(folder: dict[str, Path]) -> None:
     con, buf = console()
     assert log_view.main(str(folder["runs"]), as_json=True, console=con) == 0
     doc = json.loads(buf.getvalue())  # type: ignore[union-attr]
-    assert set(doc) == {"run_dir", "workspace", "db", "runs", "sessions", "totals"}
+    assert set(doc) == {"run_dir", "workspace", "db", "caps", "runs", "sessions", "totals"}
+    assert doc["caps"] is None  # no budget.json in this folder
     assert set(doc["runs"][0]) == {"run", "started_at", "cost_usd", "duration_s", "steps", "ok",
-                                   "failed", "rows"}
+                                   "failed", "stopped", "rows"}
     assert set(doc["runs"][0]["rows"][0]) == {
         "step", "base", "kind", "n", "ok", "error", "attempts", "session_id", "retired",
         "resumed", "cost_usd", "num_turns", "started_at", "ended_at", "duration_s", "context",
-        "rounds", "sandbox"}
+        "rounds", "sandbox", "dispatches"}
     assert doc["runs"][0]["rows"][0]["sandbox"] is None  # a row written before it was recorded
     assert set(doc["totals"]) == {"runs", "steps", "ok", "failed", "sessions", "cost_usd",
                                   "duration_s", "peak_context"}

@@ -46,7 +46,8 @@ def _already_clarified(out: Console, state: dict, ws: Path, run_dir: Path, *,
 def go(g: Globals, ask: str | None, *, asks: int, rounds: int, no_goal: bool,
        judge_can_run: bool, timeout: float, isolate: bool, window: int | None,
        no_handoff: bool, new: bool, clarify_only: bool, no_trim: bool,
-       no_bequest: bool = False) -> ExitCode:
+       no_bequest: bool = False, budget: float | None = None,
+       max_hours: float | None = None) -> ExitCode:
     """The default job: clarify → set goal → coordinator dispatches → judge each round."""
     from flower.core.agent import handoff_setting
     from flower.workflow.starter import starter_flow
@@ -86,4 +87,5 @@ def go(g: Globals, ask: str | None, *, asks: int, rounds: int, no_goal: bool,
     except BadInput as exc:
         return fail(out, str(exc))
     return drive(out, g, wf, ws, run_dir, trim=not no_trim,
-                 handoff=handoff_setting(window, enabled=not no_handoff), sandbox=policy)
+                 handoff=handoff_setting(window, enabled=not no_handoff), sandbox=policy,
+                 budget=budget, max_hours=max_hours)

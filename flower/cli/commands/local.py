@@ -46,7 +46,8 @@ def credentials_ready(out: Console, g: Globals) -> bool:
 
 def drive(out: Console, g: Globals, wf: Workflow, ws: Path, run_dir: Path, *,
           trim: bool, handoff: Any = True, workbench: Any = None,
-          sandbox: Any = "auto") -> ExitCode:
+          sandbox: Any = "auto", budget: float | None = None,
+          max_hours: float | None = None) -> ExitCode:
     """Run ``wf`` in this process with the live terminal; its exit code. With ``--notify``
     the command hears of questions, caps and the end; flower waits for it at most briefly."""
     from flower.cli.context import notifier
@@ -56,7 +57,7 @@ def drive(out: Console, g: Globals, wf: Workflow, ws: Path, run_dir: Path, *,
     try:
         rt = Runtime(workspace=ws, run_dir=run_dir, trim=trim, handoff=handoff,
                      workbench=workbench if workbench is not None else (wf.workbench or False),
-                     sandbox=sandbox)
+                     sandbox=sandbox, budget=budget, max_hours=max_hours)
     except (FlowerError, OSError) as exc:  # a missing credential, a refused store or folder
         return fail(out, str(exc))
     notify = notifier(out, g.notify, ws)

@@ -25,7 +25,7 @@ def once(g: Globals, prompt: str, *, instructions: str, tools: str, permission_m
                      permission_mode=permission_mode, max_budget_usd=budget)
     try:
         rt = Runtime(workspace=ws, run_dir=run_dir, trim=g.trim, workbench=g.workbench,
-                     sandbox=policy)
+                     sandbox=policy, ledger=False)  # not a session of the task
     except (FlowerError, OSError) as exc:  # a missing credential, a refused store or folder
         return fail(out, str(exc))
     return run_once(out, rt, spec, prompt, resume=resume, fork=fork, verbose=g.verbose)

@@ -7,7 +7,8 @@ from flower.cli.context import Globals, console, dirs, fail
 from flower.cli.exitcodes import ExitCode
 
 
-def run(g: Globals, target: str) -> ExitCode:
+def run(g: Globals, target: str, *, budget: float | None = None,
+        max_hours: float | None = None) -> ExitCode:
     """Load ``TARGET`` (a typo fails before any credential check), then drive it here."""
     from flower.core.workbench import Workbench
     from flower.workflow.target import TargetError, load_target
@@ -25,4 +26,4 @@ def run(g: Globals, target: str) -> ExitCode:
     if workbench is None and g.workbench:
         workbench = Workbench.for_runtime(ws, run_dir)
     return drive(out, g, wf, ws, run_dir, trim=g.trim, workbench=workbench or False,
-                 sandbox=policy)
+                 sandbox=policy, budget=budget, max_hours=max_hours)

@@ -98,7 +98,8 @@ def worker(g: Globals, address: str, queue: str, concurrency: int | None) -> Exi
 
 def submit(g: Globals, target: str, *, address: str, queue: str, heartbeat: float,
            kwargs: dict[str, Any] | None = None, trim: bool | None = None,
-           handoff: bool = True, window: int | None = None) -> ExitCode:
+           handoff: bool = True, window: int | None = None, budget: float | None = None,
+           max_hours: float | None = None) -> ExitCode:
     """Start the run on the workers of ``queue`` and follow it here (answers included)."""
     from flower.distributed.client import new_run_id, request, submit
 
@@ -109,7 +110,7 @@ def submit(g: Globals, target: str, *, address: str, queue: str, heartbeat: floa
     run_id = new_run_id()
     req = request(target, workspace=ws, run_dir=run_dir, run_id=run_id, kwargs=kwargs,
                   trim=g.trim if trim is None else trim, handoff=handoff, window=window,
-                  heartbeat_s=heartbeat)
+                  heartbeat_s=heartbeat, budget=budget, max_hours=max_hours)
 
     async def start() -> Any:
         client = await _connect(out, address)
@@ -133,7 +134,8 @@ def submit(g: Globals, target: str, *, address: str, queue: str, heartbeat: floa
             notify.close()
 
 
-def run_target(g: Globals, target: str, *, address: str, queue: str, heartbeat: float) -> ExitCode:
+def run_target(g: Globals, target: str, *, address: str, queue: str, heartbeat: float,
+               budget: float | None = None, max_hours: float | None = None) -> ExitCode:
     """``flower run TARGET --temporal …``: the target is checked here first (a typo fails
     in this terminal, not on a worker)."""
     from flower.workflow.target import TargetError, load_target
@@ -143,13 +145,15 @@ def run_target(g: Globals, target: str, *, address: str, queue: str, heartbeat: 
         load_target(target)
     except TargetError as exc:
         return fail(out, str(exc))
-    return submit(g, target, address=address, queue=queue, heartbeat=heartbeat)
+    return submit(g, target, address=address, queue=queue, heartbeat=heartbeat,
+                  budget=budget, max_hours=max_hours)
 
 
 def go(g: Globals, ask: str | None, *, address: str, queue: str, heartbeat: float,
        asks: int, rounds: int, no_goal: bool, judge_can_run: bool, timeout: float,
        isolate: bool, window: int | None, no_handoff: bool, new: bool, clarify_only: bool,
-       no_trim: bool, no_bequest: bool = False) -> ExitCode:
+       no_trim: bool, no_bequest: bool = False, budget: float | None = None,
+       max_hours: float | None = None) -> ExitCode:
     """``flower "…" --temporal …``: the default job, run by the workers. The workflow is
     built once here (it validates, archives with ``--new``, amends the brief); workers
     rebuild it from the same arguments."""
@@ -174,7 +178,7 @@ def go(g: Globals, ask: str | None, *, address: str, queue: str, heartbeat: floa
         return fail(out, str(exc))
     return submit(g, "flower.workflow.starter:starter_flow", address=address, queue=queue,
                   heartbeat=heartbeat, kwargs=kwargs, trim=not no_trim,
-                  handoff=not no_handoff, window=window)
+                  handoff=not no_handoff, window=window, budget=budget, max_hours=max_hours)
 
 
 def drive(out: Console, handle: Any, *, workspace: Path, run_dir: Path,
@@ -262,6 +266,9 @@ def status(address: str, *, limit: int, as_json: bool) -> ExitCode:
         where = f"{r['step']} {r['index']}/{r['total']}" if r["total"] else r["step"]
         started = time.strftime("%m-%d %H:%M:%S", time.localtime(r["started"])) \
             if r["started"] else ""
-        table.add_row(r["id"], state, where, f"${r['cost']:.4f}", started)
+        cost = f"${r['cost']:.4f}"
+        if r.get("budget"):  # the submitted cap (an answer may have raised it since)
+            cost += f" / ${float(r['budget']):.2f}"
+        table.add_row(r["id"], state, where, cost, started)
     out.print(table)
     return ExitCode.OK

@@ -28,6 +28,7 @@ from flower.runlog import (
     load_runs,
     to_json,
 )
+from flower.runlog.spend import fill
 from flower.stores.readers import DEFAULT_SCHEMA
 from flower.usage import human_tokens
 
@@ -130,6 +131,9 @@ def render(log: RunLog, console: Console, *, secrets: Iterable[str] = ()) -> Non
     if not log.rows:
         out(Text(texts.LOG_EMPTY.format(path=log.run_dir / _manifest.FILENAME)))
         return
+    if log.caps is not None:
+        out(Text(caps_line(log.caps), style="bold"))
+    stopped = (log.caps or {}).get("stopped") or {}
 
     # columns: name, attempts/turns, session, cost, duration, context — aligned over all runs
     cells: dict[int, list[str]] = {}
@@ -155,6 +159,8 @@ def render(log: RunLog, console: Console, *, secrets: Iterable[str] = ()) -> Non
             start=fmt_time(run.started_at), steps=len(run.rows),
             cost=fmt_cost(run.cost_usd), duration=fmt_duration(run.duration_s))
         out(Text(f"= {head}", style="bold"))
+        if stopped.get(run.run) in texts.LOG_STOPPED_AT:
+            out(Text(f"  ! {texts.LOG_STOPPED_AT[stopped[run.run]]}", style="bold yellow"))
         for row in run.rows:
             icon, colour = _icon(row)
             line = Text("  ")
@@ -168,6 +174,11 @@ def render(log: RunLog, console: Console, *, secrets: Iterable[str] = ()) -> Non
                 line.append(f" {chart_range(row.rounds)}", style="dim")
             line.rstrip()
             out(line)
+            for d in row.dispatches:
+                out(Text("      " + texts.LOG_DISPATCH.format(
+                    agent=clean(str(d.get("agent") or "?")),
+                    cost="≈" + fmt_cost(float(d.get("cost_usd") or 0)),
+                    turns=d.get("rounds", 0)), style="cyan"))
             if row.retired:
                 ids = " ".join(clean(s[:8]) for s in row.retired)
                 out(Text(f"      {texts.LOG_RETIRED.format(ids=ids)}", style="dim"))
@@ -195,6 +206,20 @@ def render(log: RunLog, console: Console, *, secrets: Iterable[str] = ()) -> Non
 # --- command ----------------------------------------------------------------------------
 
 
+def caps_line(caps: dict) -> str:
+    """``上限:预算 $20.00 · 用时 8:00:00 · 已花 $3.1000 · 已用 …`` for the top of the log."""
+    from flower.core.ledger import fmt_duration as clock
+
+    parts = []
+    if caps.get("budget_usd"):
+        parts.append(texts.LOG_CAP_BUDGET.format(cap=caps["budget_usd"]))
+    if caps.get("max_hours"):
+        parts.append(texts.LOG_CAP_TIME.format(cap=clock(caps["max_hours"] * 3600)))
+    return texts.LOG_CAPS.format(caps=" · ".join(parts) or texts.LOG_NO_CAPS,
+                                 spent=fmt_cost(caps.get("spent_usd") or 0.0),
+                                 elapsed=fmt_duration(caps.get("elapsed_s") or 0.0))
+
+
 def _console(*, stderr: bool = False) -> Console:
     from rich.console import Console
 
@@ -216,7 +241,7 @@ def main(run_dir: str | None, *, as_json: bool, console: Console | None = None,
     PostgreSQL store keeps the sessions."""
     folder = Path(run_dir if run_dir is not None else DEFAULT_RUN_DIR)
     try:
-        log = load_runs(folder, schema=schema)
+        log = fill(load_runs(folder, schema=schema))
     except (NoRuns, CorruptManifest) as exc:
         from rich.text import Text
 

@@ -189,8 +189,25 @@ class Renderer:
         if ev.payload.get("subagent"):
             return
         cost = float(ev.payload.get("cost_usd") or 0.0)
-        self.line(f"  + {texts.UI_DONE.format(turns=ev.payload.get('num_turns', 0), cost=cost)}",
-                  "magenta")
+        line = texts.UI_DONE.format(turns=ev.payload.get("num_turns", 0), cost=cost)
+        if ev.payload.get("budget_usd"):  # a capped run: the task's total against the cap
+            line += texts.UI_DONE_TOTAL.format(total=float(ev.payload.get("total_usd") or 0),
+                                               cap=float(ev.payload["budget_usd"]))
+        self.line(f"  + {line}", "magenta")
+
+    def _on_cap(self, ev: Event) -> None:
+        """A cap reached: the numbers; the question itself follows as an ask event."""
+        from flower.core.ledger import fmt_duration
+
+        p = ev.payload
+        which = p.get("which")
+        if which not in texts.CAP_REACHED_UI:
+            return
+        spent, cap = float(p.get("spent") or 0), float(p.get("cap") or 0)
+        if which == "time":
+            spent, cap = fmt_duration(spent * 3600), fmt_duration(cap * 3600)  # type: ignore
+        self.line(f"  ! {texts.CAP_REACHED_UI[which].format(spent=spent, cap=cap)}",
+                  "bold yellow")
 
     def _on_task(self, ev: Event) -> None:
         if ev.text:  # flower's own notices (e.g. unverifiable checks); SDK task pings are empty

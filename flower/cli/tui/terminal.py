@@ -48,13 +48,15 @@ ASIDE_WAIT_S = 120.0
 
 
 class Status:
-    """What the bottom bar shows: context, cost so far, elapsed, the tool running now."""
+    """What the bottom bar shows: context, cost so far, elapsed, the tool running now —
+    and with a cap, the task's spend and working time against it (``ledger``)."""
 
-    def __init__(self) -> None:
+    def __init__(self, ledger: Any = None) -> None:
         self.started = time.monotonic()
         self.cost = 0.0
         self.context = 0
         self.tool = ""
+        self.ledger = ledger
 
     def update(self, ev: Event) -> None:
         p = ev.payload
@@ -71,11 +73,29 @@ class Status:
 
     def line(self) -> str:
         elapsed = int(time.monotonic() - self.started)
-        parts = [texts.STATUS.format(context=human_tokens(self.context), cost=self.cost,
-                                     elapsed=f"{elapsed // 60}:{elapsed % 60:02d}")]
+        parts = [self._caps_line() or texts.STATUS.format(
+            context=human_tokens(self.context), cost=self.cost,
+            elapsed=f"{elapsed // 60}:{elapsed % 60:02d}")]
         if self.tool:
             parts.append(f"* {self.tool}")
         return "  - " + " · ".join(parts)
+
+
+    def _caps_line(self) -> str:
+        """With a cap: the task's totals (earlier wakes included) against it; "" without."""
+        from flower.core.ledger import fmt_duration
+
+        lg = self.ledger
+        if lg is None or (lg.budget_usd is None and lg.max_hours is None):
+            return ""
+        elapsed = fmt_duration(lg.elapsed_s)
+        if lg.max_s is not None:
+            elapsed += f" / {fmt_duration(lg.max_s)}"
+        context = human_tokens(self.context)
+        if lg.budget_usd is None:
+            return texts.STATUS.format(context=context, cost=lg.total_usd, elapsed=elapsed)
+        return texts.STATUS_BUDGET.format(context=context, cost=lg.total_usd,
+                                          cap=lg.budget_usd, elapsed=elapsed)
 
 
 def _event_line(ev: Event) -> str:
@@ -97,7 +117,7 @@ class Session:
         self.channel = channel
         self.workbench = workbench
         self.render = Renderer(out, verbose=verbose)
-        self.status = Status()
+        self.status = Status(getattr(rt, "ledger", None))
         self.notify = notify  # a flower.core.notify.Notifier (--notify), or None
         self.recent: collections.deque[str] = collections.deque(maxlen=ASIDE_EVENTS)
         self.tty = sys.stdin.isatty()
@@ -384,6 +404,26 @@ def _os_error(exc: BaseException) -> OSError | None:
     return None
 
 
+def closing_line(rt: Runtime) -> str:
+    """The run's last line: what it cost and where its manifest is. With a budget the cost
+    is the task's (earlier wakes included), shown against the cap."""
+    ledger = getattr(rt, "ledger", None)
+    if ledger is not None and ledger.budget_usd is not None:
+        return texts.CLOSING_CAPPED.format(cost=ledger.total_usd, cap=ledger.budget_usd,
+                                           manifest=rt.manifest_path)
+    return texts.CLOSING.format(cost=rt.total_cost(), manifest=rt.manifest_path)
+
+
+def _cap_stop(rt: Runtime) -> str:
+    """The line for a run stopped at a cap nobody raised; "" when it did not stop there."""
+    from flower.core.caps import continue_hint
+
+    ledger = getattr(rt, "ledger", None)
+    if ledger is None or not ledger.stopped:
+        return ""
+    return continue_hint(ledger.stopped, ledger)
+
+
 def run_workflow(out: Console, wf: Workflow, rt: Runtime, *,
                  verbose: bool = False, notify: Any = None) -> ExitCode:
     """Drive ``wf`` on ``rt`` in this terminal; prints the closing line, returns the exit
@@ -414,7 +454,7 @@ def run_workflow(out: Console, wf: Workflow, rt: Runtime, *,
         out.print(f"[red]x {escape(texts.DISK_REFUSED.format(error=disk))}[/]")
         _ended(notify, "failed", texts.DISK_REFUSED.format(error=disk))
         return ExitCode.FAILED
-    closing = texts.CLOSING.format(cost=rt.total_cost(), manifest=rt.manifest_path)
+    closing = closing_line(rt)
     out.print(closing, highlight=False)
     found = newer.notice(wait=1.0)
     if found:
@@ -427,6 +467,13 @@ def run_workflow(out: Console, wf: Workflow, rt: Runtime, *,
     if not failed:
         _ended(notify, "done", closing)
         return ExitCode.OK
+    capped = _cap_stop(rt)
+    if capped:  # one line: how to go on (the same session wakes with a higher cap)
+        from rich.markup import escape
+
+        out.print(f"[red]x {escape(capped)}[/]", soft_wrap=True)
+        _ended(notify, "stopped", capped, closing)
+        return ExitCode.FAILED
     result = ctx.get("_results", {}).get(failed)
     from rich.markup import escape
 
@@ -471,8 +518,7 @@ def run_once(out: Console, rt: Runtime, spec: AgentSpec, prompt: str, *,
         return ExitCode.INTERRUPTED
     finally:
         rt.close()
-    out.print(texts.CLOSING.format(cost=rt.total_cost(), manifest=rt.manifest_path),
-              highlight=False)
+    out.print(closing_line(rt), highlight=False)
     if result.session_id:
         out.print(texts.ONCE_SESSION.format(session=result.session_id), highlight=False)
     if not result.ok:

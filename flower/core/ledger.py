@@ -1,0 +1,334 @@
+"""``budget.json``: what a task may spend and how long it may run, and what it has used.
+
+A long run is one nobody watches, so its caps must hold for the whole *task* — every step,
+every wake, until ``--new`` — not for one process. The task is what the lineage is
+(``lineage.json`` in the same run dir); this file sits beside it and leaves the lineage and
+manifest formats alone::
+
+    {"budget_usd": 20.0, "max_hours": 8.0,
+     "runs": {"<run id>": {"spent_usd": 3.1, "elapsed_s": 1800.0, "stopped": "budget"}}}
+
+Each process owns the entry under its own run id (the manifest's ``run``) and rewrites only
+that one, under a cross-process lock, atomically, after every session result: a kill -9
+loses at most the session in flight. The task's spend and time are the sums over all
+entries; ``stopped`` says why that process stopped at a cap (``budget`` or ``time``).
+
+The caps are the last ones set: ``--budget`` on a wake replaces the cap for the *total*,
+a wake without it keeps what the file says. Like the lineage, the ledger is a bonus that
+never breaks a run: an unreadable file is moved aside and counts as empty, a failed write
+is logged and the run goes on.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import math
+import re
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from flower.core.paths import atomic_write, file_lock, move_aside
+from flower.core.privacy import PRIVATE_FILE
+
+FILENAME = "budget.json"
+#: ``StepResult.error`` of a step stopped at a cap nobody raised.
+BUDGET = "budget"
+TIME = "time"
+CAP_ERRORS = (BUDGET, TIME)
+LOCK_TIMEOUT = 10.0
+log = logging.getLogger("flower.ledger")
+
+
+def _number(value: Any) -> float | None:
+    """A positive finite float, or None (a cap of 0, a negative or a NaN means "no cap")."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    value = float(value)
+    return value if math.isfinite(value) and value > 0 else None
+
+
+def _amount(value: Any) -> float:
+    """A spend or a duration read from disk: non-negative finite, else 0."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return 0.0
+    value = float(value)
+    return value if math.isfinite(value) and value > 0 else 0.0
+
+
+def parse(raw: bytes) -> dict[str, Any]:
+    """The ledger document from the file's bytes, every field checked; ``ValueError`` when
+    it is not a ledger. Unknown or broken entries are dropped, never guessed at."""
+    data = json.loads(raw.decode("utf-8"))
+    if not isinstance(data, dict):
+        raise ValueError("not an object")
+    runs: dict[str, dict[str, Any]] = {}
+    for run_id, entry in (data.get("runs") or {}).items():
+        if isinstance(run_id, str) and isinstance(entry, dict):
+            stopped = entry.get("stopped")
+            runs[run_id] = {"spent_usd": _amount(entry.get("spent_usd")),
+                            "elapsed_s": _amount(entry.get("elapsed_s")),
+                            "stopped": stopped if stopped in CAP_ERRORS else None}
+    return {"budget_usd": _number(data.get("budget_usd")),
+            "max_hours": _number(data.get("max_hours")), "runs": runs}
+
+
+def read(run_dir: str | Path) -> dict[str, Any] | None:
+    """The ledger of ``run_dir`` for readers (``flower log``), or None; never moves a file."""
+    try:
+        return parse((Path(run_dir) / FILENAME).read_bytes())
+    except (OSError, ValueError):
+        return None
+
+
+def totals(doc: dict[str, Any]) -> tuple[float, float]:
+    """(spent USD, elapsed seconds) of the whole task."""
+    runs = doc.get("runs") or {}
+    return (round(sum(e["spent_usd"] for e in runs.values()), 6),
+            round(sum(e["elapsed_s"] for e in runs.values()), 3))
+
+
+class Ledger:
+    """The caps of the task and this process's share of what was used.
+
+    ``add`` is called with every session result's cost; ``exceeded`` says which cap is
+    passed; ``raise_cap`` is what an answer to the cap question does. The clock runs from
+    ``start`` (a Runtime's first step) and stops while ``paused`` (a cap question waiting:
+    a person's thinking time is not the run's working time).
+    """
+
+    def __init__(self, run_dir: str | Path | None, run_id: str, *,
+                 budget: float | None = None, max_hours: float | None = None) -> None:
+        #: None: counted in memory only (a one-shot outside any task, ``flower once``)
+        self.path = Path(run_dir) / FILENAME if run_dir is not None else None
+        self.run_id = run_id
+        self.spent_usd = 0.0  # this process
+        self.stopped: str | None = None  # this process stopped at this cap
+        self.budget_usd: float | None = None
+        self.max_hours: float | None = None
+        self._others_usd = 0.0  # every other process of the task, as last read
+        self._others_s = 0.0
+        self._started: float | None = None  # monotonic
+        self._paused_s = 0.0
+        self._pause_from: float | None = None
+        self._caps_set = False  # this object set the caps: they win over the file's
+        self._mine_on_disk = False  # this run's entry has been written (a reset keeps it out)
+        self._load()
+        self.set_caps(budget=budget, max_hours=max_hours)
+
+    # -- reading ----------------------------------------------------------------------------
+
+    def _load(self) -> dict[str, Any]:
+        """Read the file (a corrupt one is moved aside once and counts as empty) and adopt
+        its caps unless this object set its own, and the other runs' totals."""
+        empty: dict[str, Any] = {"budget_usd": None, "max_hours": None, "runs": {}}
+        if self.path is None:
+            return empty
+        try:
+            doc = parse(self.path.read_bytes())
+        except FileNotFoundError:
+            doc = empty
+        except (OSError, ValueError) as exc:
+            aside = move_aside(self.path) if self.path.exists() else None
+            log.warning("flower: %s was unreadable (%s); kept it as %s, counting from zero",
+                        self.path, exc, aside)
+            doc = empty
+        if not self._caps_set:
+            self.budget_usd, self.max_hours = doc["budget_usd"], doc["max_hours"]
+        others = {k: v for k, v in doc["runs"].items() if k != self.run_id}
+        self._others_usd, self._others_s = totals({"runs": others})
+        return doc
+
+    @property
+    def total_usd(self) -> float:
+        """What the task has spent, this process included."""
+        return round(self._others_usd + self.spent_usd, 6)
+
+    @property
+    def elapsed_s(self) -> float:
+        """Working time of the task so far, this process included (live)."""
+        return self._others_s + self.mine_s()
+
+    def mine_s(self) -> float:
+        """This process's working time: since ``start``, less the paused stretches."""
+        if self._started is None:
+            return 0.0
+        now = time.monotonic()
+        paused = self._paused_s + (now - self._pause_from if self._pause_from else 0.0)
+        return max(0.0, now - self._started - paused)
+
+    @property
+    def max_s(self) -> float | None:
+        return self.max_hours * 3600.0 if self.max_hours else None
+
+    def left_usd(self) -> float | None:
+        """Dollars left under the budget (may be negative); None without a budget."""
+        if self.budget_usd is None:
+            return None
+        return round(self.budget_usd - self.total_usd, 6)
+
+    def left_s(self) -> float | None:
+        """Seconds left under the time cap (may be negative); None without one."""
+        cap = self.max_s
+        return None if cap is None else cap - self.elapsed_s
+
+    def exceeded(self) -> str | None:
+        """``"budget"`` or ``"time"`` when that cap is reached, else None (budget first)."""
+        left = self.left_usd()
+        if left is not None and left <= 0:
+            return BUDGET
+        left_s = self.left_s()
+        if left_s is not None and left_s <= 0:
+            return TIME
+        return None
+
+    def reading(self, which: str) -> tuple[float, float]:
+        """(used, cap) of one cap: dollars for ``budget``, hours for ``time``."""
+        if which == BUDGET:
+            return self.total_usd, float(self.budget_usd or 0.0)
+        return round(self.elapsed_s / 3600.0, 6), float(self.max_hours or 0.0)
+
+    # -- changing -----------------------------------------------------------------------------
+
+    def rename(self, run_id: str) -> None:
+        """Count under ``run_id`` from now on (a Temporal step books its rows under the
+        run's own id, set after the Runtime was made)."""
+        self.run_id = run_id
+        self._load()
+
+    def set_default_caps(self, *, budget: float | None = None,
+                         max_hours: float | None = None) -> None:
+        """The submitted caps, unless the task's ledger has its own already (a cap raised by
+        an answer during an earlier step of the same run must not be lowered again)."""
+        self.set_caps(budget=budget if self.budget_usd is None else None,
+                      max_hours=max_hours if self.max_hours is None else None)
+
+    def set_caps(self, *, budget: float | None = None, max_hours: float | None = None) -> None:
+        """New caps for the task's total; ``None`` keeps the cap already recorded."""
+        budget, max_hours = _number(budget), _number(max_hours)
+        if budget is None and max_hours is None:
+            return
+        if budget is not None:
+            self.budget_usd = budget
+        if max_hours is not None:
+            self.max_hours = max_hours
+        self._caps_set = True
+        self.write()
+
+    def raise_cap(self, which: str, new_cap: float) -> None:
+        """An answer to the cap question: the cap becomes ``new_cap`` and the stop is undone."""
+        if which == BUDGET:
+            self.budget_usd = _number(new_cap) or self.budget_usd
+        else:
+            self.max_hours = _number(new_cap) or self.max_hours
+        self._caps_set = True
+        self.stopped = None
+        self.write()
+
+    def start(self) -> None:
+        """Start this process's clock (idempotent)."""
+        if self._started is None:
+            self._started = time.monotonic()
+
+    @contextlib.contextmanager
+    def paused(self) -> Iterator[None]:
+        """The clock stands still inside (a cap question waiting for a person)."""
+        if self._pause_from is not None or self._started is None:
+            yield
+            return
+        self._pause_from = time.monotonic()
+        try:
+            yield
+        finally:
+            self._paused_s += time.monotonic() - self._pause_from
+            self._pause_from = None
+
+    def add(self, cost_usd: float) -> None:
+        """One session result's cost (each is counted once, as it arrives) — then written."""
+        if cost_usd > 0:
+            self.spent_usd = round(self.spent_usd + float(cost_usd), 6)
+        self.write()
+
+    def stop(self, which: str) -> None:
+        """Nobody raised the cap: this process stops, and the file says why."""
+        self.stopped = which
+        self.write()
+
+    def reset(self) -> None:
+        """A new task (``--new``, or no lineage to wake): earlier runs' spend and time are
+        dropped; the caps given to this process stay, a recorded cap goes."""
+        if not self._caps_set:
+            self.budget_usd = self.max_hours = None
+        self.spent_usd, self.stopped = 0.0, None
+        self._others_usd = self._others_s = 0.0
+        self._started = time.monotonic() if self._started is not None else None
+        self._paused_s = 0.0
+        self.write(keep_others=False)
+
+    def entry(self) -> dict[str, Any]:
+        return {"spent_usd": self.spent_usd, "elapsed_s": round(self.mine_s(), 3),
+                "stopped": self.stopped}
+
+    def write(self, *, keep_others: bool = True) -> bool:
+        """Rewrite this run's entry (and the caps); other runs' entries are kept as they are
+        on disk. False (and one log line) when the disk refused."""
+        if self.path is None:
+            return True
+        try:
+            with file_lock(self.path.with_name(self.path.name + ".lock"),
+                           timeout=LOCK_TIMEOUT):
+                doc = self._load() if keep_others else {"runs": {}}
+                runs = dict(doc["runs"]) if keep_others else {}
+                if self._started is not None or self.spent_usd or self.stopped or \
+                        self._mine_on_disk:
+                    runs[self.run_id] = self.entry()
+                    self._mine_on_disk = True
+                body = {"budget_usd": self.budget_usd, "max_hours": self.max_hours,
+                        "runs": runs}
+                atomic_write(self.path, json.dumps(body, ensure_ascii=False, indent=2),
+                             mode=PRIVATE_FILE)
+        except OSError as exc:  # the ledger must never break the run it counts
+            log.warning("flower: could not write %s: %s", self.path, exc)
+            return False
+        return True
+
+
+# -- the answer to a cap question ------------------------------------------------------------
+
+_PERCENT = re.compile(r"^\+?\s*(\d+(?:\.\d+)?)\s*[%％]$")
+_NUMBER = re.compile(r"^\+?\s*[$＄]?\s*(\d+(?:\.\d+)?)\s*(?:[$＄]|美元|刀|h|小时|hours?)?$",
+                     re.IGNORECASE)
+
+
+def raised_cap(answer: str, cap: float, *, stop_words: tuple[str, ...] = ()) -> float | None:
+    """The new cap an answer asks for, or None for "stop" (or an answer that says nothing
+    clear: when in doubt the run stops rather than spends).
+
+    ``+50%`` / ``+100%`` (any percent) raise the cap by that share of it; a plain number is
+    an amount to *add* — dollars to a budget, hours to a time cap (the question is "再加多少?",
+    how much more). ``stop_words`` (e.g. ``停下``) and zero mean stop.
+    """
+    text = (answer or "").strip()
+    if not text or any(text.startswith(w) for w in stop_words if w):
+        return None
+    text = text.replace(",", "").replace(" ", "")
+    m = _PERCENT.match(text)
+    if m:
+        share = float(m.group(1)) / 100.0
+        return round(cap * (1.0 + share), 6) if share > 0 and math.isfinite(share) else None
+    m = _NUMBER.match(text)
+    if m:
+        more = float(m.group(1))
+        return round(cap + more, 6) if more > 0 and math.isfinite(more) else None
+    return None
+
+
+def fmt_duration(seconds: float) -> str:
+    """``1:05:09`` for an hour or more, ``5:09`` below: what the status bar already shows."""
+    s = max(0, int(seconds))
+    if s >= 3600:
+        return f"{s // 3600}:{s % 3600 // 60:02d}:{s % 60:02d}"
+    return f"{s // 60}:{s % 60:02d}"
