@@ -403,6 +403,12 @@ class Runtime:
 
     # -- settings and bookkeeping --------------------------------------------------------
 
+    def rebook(self, result: StepResult) -> None:
+        """Rewrite the manifest after the caller changed a finished ``result`` — a
+        workflow's gate refused it — so its row says what the run reported."""
+        if any(r is result for r in self.results):
+            self._write_manifest()
+
     def _write_manifest(self) -> None:
         try:
             self._manifest.write([r.row(self.run_id) for r in self.results])

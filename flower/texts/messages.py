@@ -374,4 +374,11 @@ UPDATE_DONE = "更新好了:{current},下次运行 flower 生效。"
 UPDATE_FAILED = "更新失败(退出码 {code}):{command}"
 UPDATE_UNKNOWN_METHOD = "install.sh 记下的安装方式 {method!r} 不认识,没法替它更新。"
 
+# --- issue 21: a run says what happened, in words (workflow/base.py, render.py, resilience) -
+
+# The abort line and the manifest row of a step whose last attempt the gate refused.
+GATE_REJECTED = "验收没通过(试了 {n} 次)"
+BRIEF_INCOMPLETE = "澄清的回复里没有完整的需求确认书,缺:{missing}"
+GOAL_NOT_MET = "{n} 轮之后判定仍然没通过:{reason}"
+
 __all__ = [name for name in dir() if name.isupper()]
