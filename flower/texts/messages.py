@@ -103,7 +103,7 @@ ISOLATE_NOT_GIT = "--isolate 要求 {path} 是 git 仓库(每个 worker 要有�
 
 STEP_RESUMED = "<- 接上次 · 第 {n} 次唤醒"
 STEP_FROZEN = "已冻结,跳过"
-SENT_BACK = "{label}:没通过,把缺口送回同一个会话接着做"
+SENT_BACK = "{step}:没通过,把缺口送回同一个会话接着做第 {round} 轮"
 UI_DISPATCH = "派人"
 UI_REPORT = "回报:"
 UI_DONE = "完成 {turns} 轮 · ${cost:.2f}"

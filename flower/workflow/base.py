@@ -267,7 +267,7 @@ class Workflow:
                 prompt, resume, fork = feedback, result.session_id, False
                 if on_event is not None and attempt < step.retries:  # only if one follows
                     on_event(Event("retry", text=texts.SENT_BACK.format(
-                        label=_label(step, attempt + 1)), payload={
+                        step=step.name, round=attempt + 2), payload={
                         "step": step.name, "attempt": attempt + 1, "source": "reject"}))
             # else: same prompt/resume/fork as the first attempt (locals; the Step is untouched)
 

@@ -26,6 +26,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -249,7 +250,8 @@ def _demo_env(fake_url: str, config_dir: Path) -> dict[str, str]:
 
     return offline_env(fake_url, config_dir=str(config_dir), api_key="sk-flower-demo-offline",
                        CLAUDE_CODE_MAX_RETRIES="1", API_TIMEOUT_MS="30000",
-                       CLAUDE_BYTE_STREAM_IDLE_TIMEOUT_MS="30000")
+                       CLAUDE_BYTE_STREAM_IDLE_TIMEOUT_MS="30000",
+                       FLOWER_NO_UPDATE="1")  # offline: no look for a newer version
 
 
 @contextmanager
@@ -274,18 +276,55 @@ def _sealed(env: dict[str, str]) -> Iterator[None]:
 
 
 def run_demo(workspace: str | None = None) -> ExitCode:
-    """Run (or continue) the demo flow; returns the process exit code."""
-    import anyio
+    """Run (or continue) the demo flow; returns the process exit code.
+
+    It is driven by the terminal session ``flower "…"`` uses (``run_workflow``), so Ctrl-C
+    behaves the same: once stops the turn and waits for words, twice exits 130 with the
+    run's own line (not click's ``Aborted!`` and exit 1)."""
     from rich.console import Console
 
+    from flower.cli.tui.terminal import run_workflow
+    from flower.core.runtime import Runtime
+    from flower.testing import FakeServer
+    from flower.workflow.starter import starter_flow
+    from flower.workflow.wake import wake_banner, wake_state
+
+    console = Console(highlight=False)
     ws = Path(workspace or DEMO_DIR).expanduser().resolve()
     ws.mkdir(parents=True, exist_ok=True)
-    return anyio.run(_run, ws, Console(highlight=False))
+    run_dir = ws / "runs"
+    state = wake_state(ws, run_dir=run_dir)
+    wf = starter_flow("" if state["waking"] else ASK, workspace=ws, run_dir=run_dir,
+                      timeout_s=60.0)
+    with FakeServer() as fake:
+        fake.fallback(DemoBrain(ws))
+        console.rule(f"[bold]flower demo[/] · {texts.DEMO_OFFLINE} " + fake.url)
+        if state["waking"] or state["woke"]:
+            console.print(f"[bold cyan]{wake_banner(state)}[/]", highlight=False)
+        else:
+            console.print(texts.DEMO_START.format(ws=ws, ask=ASK), highlight=False)
+        with _sealed(_demo_env(fake.url, run_dir / "claude-config")):
+            # dotenv=False: the user's .env files and ~/.claude settings stay out of it too
+            rt = Runtime(workspace=ws, run_dir=run_dir, workbench=wf.workbench, dotenv=False)
+            wf.channel.on_event = _Story(console, wf.channel)  # questions answer themselves
+            code = run_workflow(console, replace(wf, channel=_DemoInbox(wf.channel)), rt)
+    if code == ExitCode.INTERRUPTED:
+        return code
+    ok = code == ExitCode.OK
+    console.rule("[green]完成[/]" if ok else "[red]没有完成[/]")  # the reason is printed above
+    console.print(texts.DEMO_COST.format(cost=rt.total_cost(), manifest=rt.manifest_path),
+                  highlight=False)
+    if ok:
+        console.print("[bold]sample.html[/]:", highlight=False)
+        console.print(_read(ws / "sample.html"), highlight=False, markup=False)
+        console.print(texts.DEMO_AGAIN.format(ws=ws), highlight=False)
+    return code
 
 
 class _Story:
-    """The demo's terminal: the live event stream, plus an automatic human who answers the
-    clarifier's question with the first option (and says so)."""
+    """The demo's automatic human: shows each question of the clarifier and answers it with
+    the first option (and says so). It is the channel's own ``on_event``, so the terminal
+    session renders everything else."""
 
     def __init__(self, console: Any, channel: Any) -> None:
         from flower.cli.tui.render import Renderer
@@ -302,41 +341,17 @@ class _Story:
             self.channel.answer(p["id"], options[0])
 
 
-async def _run(ws: Path, console: Any) -> ExitCode:
-    from flower.cli.tui.render import clean
-    from flower.core.runtime import Runtime
-    from flower.testing import FakeServer
-    from flower.workflow.starter import starter_flow
-    from flower.workflow.wake import wake_banner, wake_state
+class _DemoInbox:
+    """The channel as the terminal session sees it: everything passes through, except that
+    input running out (piped stdin at EOF) does not make the demo's questions time out —
+    the demo answers them itself."""
 
-    run_dir = ws / "runs"
-    state = wake_state(ws, run_dir=run_dir)
-    wf = starter_flow("" if state["waking"] else ASK, workspace=ws, run_dir=run_dir,
-                      timeout_s=60.0)
-    with FakeServer() as fake:
-        fake.fallback(DemoBrain(ws))
-        console.rule(f"[bold]flower demo[/] · {texts.DEMO_OFFLINE} " + fake.url)
-        if state["waking"] or state["woke"]:
-            console.print(f"[bold cyan]{wake_banner(state)}[/]", highlight=False)
-        else:
-            console.print(texts.DEMO_START.format(ws=ws, ask=ASK), highlight=False)
-        with _sealed(_demo_env(fake.url, run_dir / "claude-config")):
-            # dotenv=False: the user's .env files and ~/.claude settings stay out of it too
-            rt = Runtime(workspace=ws, run_dir=run_dir, workbench=wf.workbench, dotenv=False)
-            try:
-                ctx = await wf.run(rt, on_event=_Story(console, wf.channel))
-            finally:
-                rt.close()
-    ok = "_failed_at" not in ctx
-    console.rule("[green]完成[/]" if ok else "[red]没有完成[/]")
-    console.print(texts.DEMO_COST.format(cost=rt.total_cost(), manifest=rt.manifest_path),
-                  highlight=False)
-    if ok:
-        console.print("[bold]sample.html[/]:", highlight=False)
-        console.print(_read(ws / "sample.html"), highlight=False, markup=False)
-        console.print(texts.DEMO_AGAIN.format(ws=ws), highlight=False)
-    else:
-        failed = ctx.get("_results", {}).get(ctx.get("_failed_at", ""), None)
-        why = ctx.get("_aborted") or (failed.error if failed else None) or "?"
-        console.print(clean(why), style="red", highlight=False, markup=False)
-    return ExitCode.OK if ok else ExitCode.FAILED
+    def __init__(self, channel: Any) -> None:
+        object.__setattr__(self, "_channel", channel)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._channel, name)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name != "timeout_s":
+            setattr(self._channel, name, value)
