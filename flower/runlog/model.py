@@ -102,8 +102,9 @@ class Row:
     @property
     def reason(self) -> str | None:
         """``error`` as ``flower log`` says it: the machine-written reasons of a stopped
-        step (``aborted (CancelledError)``, ``killed-by-signal`` …) and the CLI's
-        ``API Error: …`` in words; anything else as written (``--json`` keeps ``error``)."""
+        step (``aborted (CancelledError)``, ``killed-by-signal`` …) in words; anything
+        else as written — a gateway's own message is what one debugs with. ``--json``
+        keeps ``error`` as the manifest has it."""
         return said(self.error)
 
     @property
@@ -225,8 +226,6 @@ def said(error: str | None) -> str | None:
     """A manifest error in words (see ``Row.reason``)."""
     if not error:
         return error
-    from flower.core.resilience import in_words
-
     if error in _FIXED:
         return _FIXED[error]
     aborted = _ABORTED.fullmatch(error.strip())
@@ -237,8 +236,6 @@ def said(error: str | None) -> str | None:
         if what == "CancelledError":
             return texts.LOG_ABORTED_CANCELLED
         return texts.LOG_ABORTED_OTHER.format(what=what)
-    if error.lstrip().lower().startswith("api error"):
-        return in_words(error)
     return error
 
 

@@ -9,13 +9,17 @@ import json
 import os
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
+import anyio
 import pytest
 
 from flower import texts
-from flower.testing import FakeServer, Request, fault, reply
+from flower.core.agent import AgentSpec
+from flower.core.runtime import Runtime
+from flower.testing import FakeServer, Request, fault, match, reply, tool_use
 
 TIMEOUT = 120
 FLOW = """from flower import AgentSpec, Step, Workflow
@@ -69,6 +73,35 @@ def test_a_failed_turn_is_shown_as_failed_not_done(fake: FakeServer, workspace: 
     assert out.returncode == 1, out.stdout + out.stderr
     assert head(texts.UI_TURN_FAILED) in out.stdout
     assert head(texts.UI_DONE) not in out.stdout
+
+
+async def test_the_turn_a_human_stopped_ends_marked_interrupted(
+        fake: FakeServer, workspace: Path, run_dir: Path, cli_env: dict[str, str]) -> None:
+    """The result that closes an interrupted turn says so (the terminal then prints
+    "interrupted", not "done"); the resumed turn's result is an ordinary one."""
+    fake.script(reply("working", tool_use("Bash", {"command": "echo first"})), "carrying on")
+    fake.route(match.last_user_contains("换个做法"), "按新说法做完了")
+    rt = Runtime(workspace=workspace, run_dir=run_dir)
+    results: list[dict] = []
+
+    def on_event(ev) -> None:
+        if ev.kind == "tool_call" and not results:
+            results.append({})  # once
+            t = threading.Thread(target=rt.interrupt, args=("换个做法",))
+            t.start()
+            t.join()
+        if ev.kind == "result":
+            results.append(ev.payload)
+
+    spec = AgentSpec("worker", "test agent", allowed_tools=["Bash"],
+                     permission_mode="bypassPermissions")
+    try:
+        with anyio.fail_after(90):
+            r = await rt.run(spec, "start", on_event=on_event)
+    finally:
+        rt.close()
+    assert r.ok and "按新说法做完了" in r.text
+    assert [bool(p.get("interrupted")) for p in results[1:]] == [True, False]
 
 
 @pytest.mark.parametrize("where", ["environment", "dotenv"])

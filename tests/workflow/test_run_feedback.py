@@ -83,6 +83,9 @@ def test_send_back_line_for_each_attempt_that_follows(tmp_path: Path) -> None:
     retries = [e for e in events if e.kind == "retry"]
     assert len(rt.results) == 2 and len(retries) == 1  # sent back once, then it stopped
     assert retries[0].payload["attempt"] == 1
+    # said in words: not "确认需求#round2" inside a Chinese sentence
+    assert retries[0].text == texts.SENT_BACK.format(step="确认需求", round=2)
+    assert "#round" not in retries[0].text
 
 
 def test_a_refused_last_attempt_is_booked_as_failed_with_the_reason(tmp_path: Path) -> None:
