@@ -141,7 +141,7 @@ def _summary(tool_input: Any) -> str:
     for key in _SUMMARY_KEYS:
         value = tool_input.get(key)
         if isinstance(value, str) and value:
-            return one_line(value, _TOOL_TEXT_MAX)
+            return value[:_TOOL_TEXT_MAX]
     return ""
 
 
