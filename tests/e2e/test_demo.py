@@ -13,6 +13,8 @@ from pathlib import Path
 
 import pytest
 
+from flower import texts
+
 
 @pytest.fixture
 def demo_env(home: Path) -> dict[str, str]:
@@ -46,7 +48,8 @@ def test_demo_runs_the_whole_flow_offline(tmp_path: Path, home: Path,
     story = [  # the question and its answer, brief, checklist, dispatch, report, verdicts
         "? 转换要支持哪些 Markdown 写法?", "+ 标题、段落和列表就够了", "## 验收标准",
         "## 判定清单", "> 派人 coder", "| * Bash python3 md2html.py sample.md", "< 回报",
-        "结论:md2html.py", "干活·判定#1", "未达成", "干活#round2", "干活·判定#2", "已达成",
+        "结论:md2html.py", "干活·判定#1", "未达成", texts.SENT_BACK.format(step="干活", round=2),
+        "干活·判定#2", "已达成",
         "收尾交接", "交接写进了 CLAUDE.md、AGENTS.md"]
     at = -1
     for shown in story:  # in this order
@@ -190,8 +193,6 @@ def test_ctrl_c_in_the_demo_stops_it_like_a_run(tmp_path: Path,
     """The demo runs what ``flower "…"`` runs, in the same terminal session: Ctrl-C (here,
     piped, a SIGINT) ends it with the run's own line and exit 130 — not click's
     ``Aborted!`` and exit 1 — and the manifest says the step was stopped."""
-    from flower import texts
-
     ws = tmp_path / "demo"
     proc = subprocess.Popen([sys.executable, "-m", "flower", "demo", "-w", str(ws)],
                             env=demo_env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
