@@ -148,6 +148,21 @@ def load_dotenv(path: str | Path | None = None, *, override: bool = False,
     return loaded
 
 
+def origin(key: str) -> Path | None:
+    """The file that gives ``key`` its value, by the same priority as :func:`load_dotenv`;
+    ``None`` when the process environment sets it, or nothing does. Lets an error name the
+    place to fix a setting, not only the setting."""
+    if key in os.environ:
+        return None
+    for path in _dotenv_sources():
+        if any(k == key for k, _ in read_dotenv(path)):
+            return path
+    for path in claude_settings_paths():
+        if any(k == key for k, _ in read_claude_settings(path)):
+            return path
+    return None
+
+
 def effective_env(path: str | Path | None = None) -> dict[str, str]:
     """The process environment plus what the ``.env`` sources add — what an agent started
     now would see — without touching ``os.environ``."""

@@ -7,8 +7,8 @@
 Kept import-light: only click is imported at module load; everything heavy (rich, the SDK,
 prompt_toolkit) is imported inside the command that needs it, so ``flower --help`` is fast.
 
-Global flags (``-w -r -v -W -T --store --run --sandbox --allow-domain --notify``) may stand
-before or after the command:
+Global flags (``-w -r -v -W -T --store --run --sandbox --allow-domain --notify
+--offline-wait``) may stand before or after the command:
 they are lifted out of the argument list before click parses it, and the first remaining
 word decides the command — anything that is not a command name is the ask of ``go``.
 Three exceptions keep a slip of the keyboard from starting a paid run: ``help`` is the
@@ -41,7 +41,8 @@ COMMANDS = ("go", "run", "once", "setup", "demo", "log", "analyze", "store", "wo
 GLOBAL_FLAGS = {"-w": True, "--workspace": True, "-r": True, "--run-dir": True,
                 "-v": False, "--verbose": False, "-W": False, "--workbench": False,
                 "-T": False, "--trim": False, "--store": True, "--run": True,
-                "--sandbox": True, "--allow-domain": True, "--notify": True}
+                "--sandbox": True, "--allow-domain": True, "--notify": True,
+                "--offline-wait": True}
 #: ``--sandbox`` values (flower.core.sandbox.MODES, not imported: ``--help`` stays light)
 SANDBOX_MODES = ("auto", "on", "strict", "off")
 HELP = ("-h", "--help")
@@ -255,11 +256,15 @@ def temporal_options() -> Any:
               help="--sandbox strict: one more host workers' commands may reach (repeatable; "
                    "package registries and git hosts are on the list already).")
 @click.option("--notify", "notify", default=None, metavar="CMD", help=NOTIFY_FLAG_HELP)
+@click.option("--offline-wait", "offline_wait", type=float, default=None, metavar="SECONDS",
+              help="go/run/once: how long a step waits for an unreachable API before it "
+                   "gives up (default 3600; env FLOWER_OFFLINE_WAIT).")
 @click.version_option(__version__, "-V", "--version", prog_name="flower")
 @click.pass_context
 def main(ctx: click.Context, workspace: str, run_dir: str | None, verbose: bool,
          workbench: bool, trim: bool, store: str | None, run: str | None, sandbox: str,
-         allow_domain: tuple[str, ...], notify: str | None) -> None:
+         allow_domain: tuple[str, ...], notify: str | None,
+         offline_wait: float | None) -> None:
     """flower: long-horizon agent runs that survive crashes, outages and full context windows.
 
     \b
@@ -278,6 +283,11 @@ def main(ctx: click.Context, workspace: str, run_dir: str | None, verbose: bool,
 
         # the run name of a shared store (stores/book.py), read by every Runtime here
         os.environ["FLOWER_RUN"] = run
+    if offline_wait is not None:
+        import os
+
+        # the bound of every Runtime's wait for the network here (runtime.py reads it)
+        os.environ["FLOWER_OFFLINE_WAIT"] = str(max(0.0, offline_wait))
     ctx.obj = Globals(workspace, run_dir, verbose, workbench, trim, store, run, sandbox,
                       allow_domain, notify)
     if ctx.invoked_subcommand is None:

@@ -152,6 +152,11 @@ class Attempt:
         rt._note_session(message, result)
         for ev in normalize(message):
             self.failure = absorb(ev, result, self.said) or self.failure
+            if _answered(ev):
+                rt.answered = True
+            if ev.kind == "result" and stop.sent and rt._interrupt.pending and \
+                    not (self.fatal or self.full):  # the UI says "interrupted", not "done"
+                ev = replace(ev, payload={**ev.payload, "interrupted": True})
             if ev.kind == "result":  # every session's cost counts, as it arrives
                 rt.ledger.add(float(ev.payload.get("cost_usd") or 0.0))
                 if stopped_on_budget(ev, rt.ledger) and not self.capped:
@@ -239,6 +244,14 @@ def absorb(ev: Event, result: StepResult, said: list[str]) -> str | None:
             not p.get("subagent") and p.get("context"):
         result.context = int(p["context"])
     return None
+
+
+def _answered(ev: Event) -> bool:
+    """Did the endpoint answer? A model's reply or a result that is not an error; the
+    CLI's synthetic "API Error" message is not an answer."""
+    if ev.kind in _REPLY_KINDS:
+        return ev.payload.get("model") not in (None, SYNTHETIC_MODEL)
+    return ev.kind == "result" and not ev.payload.get("is_error")
 
 
 def fatal_retry(message: Any) -> str | None:

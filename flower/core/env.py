@@ -27,6 +27,7 @@ from flower.config import (  # re-exported: flower.core.env is where scripts imp
     user_env_path,
 )
 from flower.core.paths import atomic_write
+from flower.core.resilience import in_words
 from flower.errors import one_line
 from flower.stores.url import display_url
 
@@ -274,12 +275,12 @@ def probe_credentials(timeout: float = 20.0,
         return PROBE_CONFIG, redact(texts.PROBE_BAD_URL.format(url=f"{shown} ({err})"), secrets)
     except (urllib.error.URLError, OSError, HTTPException) as err:
         reason = getattr(err, "reason", None) or err
-        detail = texts.PROBE_NET.format(url=display_url(url), reason=one_line(reason))
+        detail = texts.PROBE_NET.format(url=display_url(url), reason=in_words(reason))
         return PROBE_NET, redact(detail, secrets)
     except ValueError as err:  # e.g. a URL urllib cannot even parse
         return PROBE_CONFIG, redact(texts.PROBE_BAD_URL.format(url=f"{shown} ({err})"), secrets)
     verdict = _verdict(status, text)
-    snippet = " ".join(text.split())[:160]
+    snippet = one_line(text, 160)
     return verdict, redact(texts.PROBE_HTTP.format(status=status, body=snippet), secrets)
 
 

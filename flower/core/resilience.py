@@ -44,10 +44,13 @@ The import stays free of ``claude_agent_sdk`` so CLI start-up remains fast.
 
 from __future__ import annotations
 
+import errno
+import ipaddress
 import math
 import os
 import random
 import re
+import socket
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -55,6 +58,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from flower import texts
+from flower.errors import one_line
 
 DEFAULT_BASE_URL = "https://api.anthropic.com"
 
@@ -147,10 +151,120 @@ async def reachable(host: str, port: int, timeout: float = 5.0) -> bool:
 
 
 def _span(seconds: float, host: str, port: int) -> str:
+    """The first line of a wait: how long at most, how to stop it, how to change the bound."""
     if seconds >= 60:
         return texts.OFFLINE_WAIT.format(host=host, port=port, minutes=round(seconds / 60))
     return texts.OFFLINE_WAIT_SECONDS.format(host=host, port=port,
                                              seconds=max(1, math.ceil(seconds)))
+
+
+# --- a failure said in words ---------------------------------------------------------------
+
+#: (phrase, words, status codes) — the first entry that matches a failure text names it.
+#: Credential problems come first, as in ``classify``: a 401 text often says "connection".
+_PHRASES: tuple[tuple[str, tuple[str, ...], tuple[str, ...]], ...] = (
+    (texts.FAIL_AUTH, ("invalid api key", "authentication", "unauthorized"), ("401", "403")),
+    (texts.NET_NO_HOST, ("enotfound", "eai_again", "getaddrinfo", "name or service not known",
+                         "nodename nor servname", "name resolution"), ()),
+    (texts.NET_REFUSED, ("econnrefused", "connection refused"), ()),
+    (texts.NET_RESET, ("econnreset", "connection reset", "socket hang up", "epipe",
+                       "econnaborted"), ()),
+    (texts.NET_UNREACHABLE, ("ehostunreach", "enetunreach", "enetdown", "network is unreachable",
+                             "no route to host"), ()),
+    (texts.NET_TIMEOUT, ("etimedout", "timed out", "timeout", "stream idle", "no bytes for"), ()),
+    (texts.FAIL_OVERLOADED, ("overloaded",), ("529",)),
+    (texts.FAIL_RATE_LIMITED, ("rate limit", "too many requests"), ("429",)),
+    (texts.FAIL_SERVER, ("internal server error", "bad gateway", "service unavailable"),
+     ("500", "502", "503", "504")),
+)
+_PHRASE_CODES = [(_code_pattern(codes) if codes else None) for _, _, codes in _PHRASES]
+_BY_ERRNO = {errno.ECONNREFUSED: texts.NET_REFUSED, errno.ECONNRESET: texts.NET_RESET,
+             errno.EHOSTUNREACH: texts.NET_UNREACHABLE, errno.ENETUNREACH: texts.NET_UNREACHABLE,
+             errno.ENETDOWN: texts.NET_UNREACHABLE, errno.ETIMEDOUT: texts.NET_TIMEOUT}
+
+
+def in_words(error: BaseException | str | None) -> str:
+    """A network or API failure said in the messages' language — ``连接被拒绝``, not
+    ``ConnectionRefusedError: [Errno 111] Connection refused`` or the CLI's ``API Error: …
+    (ECONNREFUSED)`` — on one line. What it does not recognise comes back as
+    :func:`~flower.errors.one_line` of the original (a model's or tool's own words).
+
+    Only for showing: ``StepResult.error`` keeps the original text, which ``classify``
+    reads and a bug report needs."""
+    if error is None:
+        return ""
+    if isinstance(error, BaseException):
+        if isinstance(error, socket.gaierror):
+            return texts.NET_NO_HOST
+        if isinstance(error, TimeoutError):
+            return texts.NET_TIMEOUT
+        by_errno = _BY_ERRNO.get(getattr(error, "errno", None) or -1)
+        if by_errno is not None:
+            return by_errno
+    text = one_line(error)
+    low = text.lower()
+    for (phrase, words, _codes), codes in zip(_PHRASES, _PHRASE_CODES, strict=True):
+        if any(w in low for w in words) or (codes is not None and codes.search(low)):
+            return texts.API_FAILED.format(what=phrase) if low.startswith("api error") \
+                else phrase
+    return text
+
+
+# --- a wrong setting, told apart from an outage --------------------------------------------
+
+#: Names that resolve wherever public DNS works: if none does, a name that does not resolve
+#: says nothing about the setting (a sandbox, an offline laptop).
+CONTROL_HOSTS = ("api.anthropic.com", "example.com")
+Resolve = Callable[[str], list[str]]
+Connect = Callable[[str, int], None]
+
+
+def _resolve(host: str) -> list[str]:
+    """The addresses of ``host``; ``OSError`` (``socket.gaierror``) when it does not resolve."""
+    return sorted({info[4][0] for info in socket.getaddrinfo(host, None)})
+
+
+def _connect(address: str, port: int) -> None:
+    with socket.create_connection((address, port), timeout=2.0):
+        pass
+
+
+def misconfigured(base_url: str | None, *, resolve: Resolve = _resolve,
+                  connect: Connect = _connect,
+                  controls: tuple[str, ...] = CONTROL_HOSTS) -> str | None:
+    """``"refused"`` or ``"no_host"`` when the endpoint cannot be right, else ``None``.
+
+    Only for an endpoint that has not answered once in this run (the caller knows). Certain
+    are: a loopback address that refuses the connection (nothing listens on this machine —
+    no outage of a network is involved) and a host name that does not resolve while the
+    ``controls`` do (DNS works, the name is wrong). Anything else may be an outage and is
+    waited out. ``resolve`` and ``connect`` are seams for tests. Blocking: run it in a thread.
+    """
+    host, port = endpoint(base_url)
+    try:
+        addresses = resolve(host)
+    except OSError:
+        for control in controls:
+            try:
+                if resolve(control):
+                    return "no_host"
+            except OSError:
+                continue
+        return None
+    try:
+        loopback = bool(addresses) and all(
+            ipaddress.ip_address(a.split("%")[0]).is_loopback for a in addresses)
+    except ValueError:
+        return None
+    if not loopback:
+        return None
+    try:
+        connect(addresses[0], port)
+    except ConnectionRefusedError:
+        return "refused"
+    except OSError:
+        return None
+    return None
 
 
 @dataclass

@@ -36,7 +36,7 @@ from flower.core.manifest import FILENAME as MANIFEST_NAME
 from flower.core.manifest import Manifest
 from flower.core.paths import project_key as _project_key
 from flower.core.privacy import open_run_dir
-from flower.core.resilience import Resilience, classify, nap
+from flower.core.resilience import Resilience, classify, in_words, misconfigured, nap
 from flower.core.sandbox import SandboxPolicy, sandbox_policy
 from flower.errors import CredentialsMissing, SandboxUnavailable
 from flower.stores.backend import layered_store
@@ -168,7 +168,8 @@ class Runtime:
         )
         # a shared store also keeps lineage + manifest rows under the run name (stores/book.py)
         self.book = remote_book(self.store, run_name_for(self.workspace, run_name))
-        self.resilience: Resilience = _coerce(resilience, Resilience)
+        self.resilience: Resilience = _offline_bound(_coerce(resilience, Resilience),
+                                                     resilience, self._config())
         self.handoff: HandoffPolicy = _coerce(handoff, HandoffPolicy)
         self.workbench: Workbench | None = self._make_workbench(workbench)
         self.spill_threshold = spill_threshold or None
@@ -180,6 +181,9 @@ class Runtime:
                              max_hours=max_hours)
         self.channel: Any = None  # asked when a cap is reached (Workflow.run attaches its own)
         self.on_session: Callable[[str], None] | None = None
+        #: The endpoint has answered at least once in this run (attempt.py sets it): from
+        #: then on a refused connection is an outage, never a wrong setting.
+        self.answered = False
         self._model_warned = False  # "served by another model" is told once (attempt.py)
         # credentials never reach the run book, even if a model echoed one into its text
         self._spec_secrets: set[str] = set()  # from every AgentSpec.env this Runtime ran
@@ -399,17 +403,22 @@ class Runtime:
         """Wait out an outage and the backoff, then set up the retry; ``False`` when the
         network never came back (the step stops)."""
         name = result.step
+        base_url = self._config().get("ANTHROPIC_BASE_URL")
+        wrong = await self._wrong_setting(base_url)
+        if wrong:  # no retry follows, so no retry line: the step stops with this reason
+            result.error = wrong
+            return False
         emit(Event("retry",
                    text=texts.RETRY_AFTER_FAILURE.format(
-                       step=name, attempt=attempt, error=result.error),
+                       step=name, attempt=attempt, error=in_words(result.error)),
                    payload={"step": name, "attempt": attempt, "source": "failure"}))
         net = {"step": name, "attempt": attempt, "source": "network"}
         heard = self._interrupt_pending  # a human's words cut any wait short
         if not await self.resilience.wait_online(
                 lambda msg, p=net: emit(Event("retry", text=msg, payload=p)),
-                stop=heard, base_url=self._config().get("ANTHROPIC_BASE_URL")) \
+                stop=heard, base_url=base_url) \
                 and not heard():
-            result.error = texts.OFFLINE_GAVE_UP.format(error=result.error)
+            result.error = texts.OFFLINE_GAVE_UP.format(error=in_words(result.error))
             return False
         await nap(self.resilience.delay_for(attempt), heard)
         if result.session_id:  # resume, not restart: earlier work is not lost
@@ -419,6 +428,33 @@ class Runtime:
         if heard():  # the words go with the resume (or the fresh start)
             nxt.prompt = with_words(nxt.prompt, await self._interrupt.words())
         return True
+
+    async def _wrong_setting(self, base_url: str | None) -> str | None:
+        """The one line for a base URL that cannot be right (``misconfigured``), or None.
+        Asked only while the endpoint has never answered in this run: once it has, the same
+        refusal is an outage and is waited out."""
+        if self.answered or not self.resilience.enabled:
+            return None
+        import anyio.to_thread
+
+        why = await anyio.to_thread.run_sync(misconfigured, base_url)
+        if why is None:
+            return None
+        from flower.config import origin
+        from flower.core.resilience import endpoint
+        from flower.stores.url import display_url
+
+        host, port = endpoint(base_url)
+        key = "ANTHROPIC_BASE_URL"
+        if not base_url:
+            where = texts.SETTING_DEFAULT
+        elif key in os.environ:
+            where = texts.SETTING_FROM_ENV
+        else:
+            path = origin(key) if key in self._dotenv else None
+            where = texts.SETTING_FROM_FILE.format(path=path) if path else texts.SETTING_FROM_ENV
+        line = texts.BASE_URL_REFUSED if why == "refused" else texts.BASE_URL_NO_HOST
+        return line.format(url=display_url(base_url or ""), origin=where, host=host, port=port)
 
     def _should_retry(self, result: StepResult, attempt: int) -> bool:
         r = self.resilience
@@ -438,6 +474,12 @@ class Runtime:
         return self._interrupt.pending
 
     # -- settings and bookkeeping --------------------------------------------------------
+
+    def rebook(self, result: StepResult) -> None:
+        """Rewrite the manifest after the caller changed a finished ``result`` — a
+        workflow's gate refused it — so its row says what the run reported."""
+        if any(r is result for r in self.results):
+            self._write_manifest()
 
     def _write_manifest(self) -> None:
         try:
@@ -495,6 +537,21 @@ class Runtime:
                 hook(sid)
             except Exception as exc:
                 log.warning("flower: on_session hook failed: %s", exc)
+
+
+def _offline_bound(policy: Resilience, given: Any, config: dict[str, str]) -> Resilience:
+    """``FLOWER_OFFLINE_WAIT`` (what ``--offline-wait SECONDS`` sets) bounds the wait for the
+    network of a Runtime built with the default policy; a ``Resilience`` the caller passed
+    keeps its own ``max_offline_wait``. A value that is not a number is ignored."""
+    raw = config.get("FLOWER_OFFLINE_WAIT", "").strip()
+    if isinstance(given, Resilience) or not raw:
+        return policy
+    try:
+        seconds = float(raw)
+    except ValueError:
+        log.warning("flower: FLOWER_OFFLINE_WAIT=%r is not a number of seconds", raw)
+        return policy
+    return replace(policy, max_offline_wait=max(0.0, seconds))
 
 
 def _safe_sink(on_event: EventSink | None, scrub: Callable[[str], str]) -> EventSink:

@@ -60,6 +60,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from flower import texts
 from flower.core import manifest as _manifest
 from flower.core.lineage import recorded_workspace
 from flower.core.paths import project_key
@@ -105,6 +106,14 @@ class Row:
     errors: list[str] = field(default_factory=list)  # every failed attempt, oldest first
     #: its worker dispatches with their estimated cost (filled by ``runlog.spend.fill``)
     dispatches: list[dict[str, Any]] = field(default_factory=list)
+
+    @property
+    def reason(self) -> str | None:
+        """``error`` as ``flower log`` says it: the machine-written reasons of a stopped
+        step (``aborted (CancelledError)``, ``killed-by-signal`` …) in words; anything
+        else as written — a gateway's own message is what one debugs with. ``--json``
+        keeps ``error`` as the manifest has it."""
+        return said(self.error)
 
     @property
     def sessions(self) -> list[str]:
@@ -214,6 +223,30 @@ def split_step(step: str) -> tuple[str, str, int | None]:
     if m and m["base"]:
         return m["base"], m["kind"], int(m["n"])
     return step, "first", None
+
+
+_ABORTED = re.compile(r"aborted \((\w+)\)")  # Runtime.run: what ended the step
+#: Runtime.KILLED, interrupts.INTERRUPTED, handoff_control.HANDOFF_DUE — spelled out, since
+#: importing the Runtime would slow ``flower log`` down by half a second
+_FIXED = {"killed-by-signal": texts.LOG_KILLED, "interrupted-by-human": texts.LOG_INTERRUPTED,
+          "context-full-handoff": texts.LOG_HANDOFF_DUE}
+
+
+def said(error: str | None) -> str | None:
+    """A manifest error in words (see ``Row.reason``)."""
+    if not error:
+        return error
+    if error in _FIXED:
+        return _FIXED[error]
+    aborted = _ABORTED.fullmatch(error.strip())
+    if aborted:
+        what = aborted.group(1)
+        if what == "KeyboardInterrupt":
+            return texts.LOG_ABORTED_CTRL_C
+        if what == "CancelledError":
+            return texts.LOG_ABORTED_CANCELLED
+        return texts.LOG_ABORTED_OTHER.format(what=what)
+    return error
 
 
 def _row(raw: dict[str, Any]) -> Row:

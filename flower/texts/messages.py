@@ -16,8 +16,11 @@ TRIM_DONE = "裁掉 {cleared} 个工具结果(保留最近 {kept} 个),省下 ~{
 
 RETRY_AFTER_FAILURE = "{step}: 第 {attempt} 次尝试失败,稍后重试({error})"
 OFFLINE_GAVE_UP = "{error}(网络中断过久,放弃重试)"
-OFFLINE_WAIT = "{host}:{port} 不可达,等待恢复(最多 {minutes} 分钟)"
-OFFLINE_WAIT_SECONDS = "{host}:{port} 不可达,等待恢复(最多 {seconds} 秒)"
+# The first line of a wait for the network: how long, how to stop it, what sets the bound.
+OFFLINE_WAIT = ("{host}:{port} 不可达,等它恢复,最多等 {minutes} 分钟(Ctrl-C 不再等;"
+                "上限用 --offline-wait 秒数 或 Resilience.max_offline_wait 改)")
+OFFLINE_WAIT_SECONDS = ("{host}:{port} 不可达,等它恢复,最多等 {seconds} 秒(Ctrl-C 不再等;"
+                        "上限用 --offline-wait 秒数 或 Resilience.max_offline_wait 改)")
 ONLINE_AGAIN = "{host}:{port} 恢复,继续"
 # Runtime(): the run dir records whole transcripts; wider modes found there were narrowed.
 RUN_DIR_TIGHTENED = "{path} 里有 {n} 个文件或目录别人也能读(里面是完整的对话和工具读过的内容),已改成只有你能读写"
@@ -102,7 +105,7 @@ ISOLATE_NOT_GIT = "--isolate 要求 {path} 是 git 仓库(每个 worker 要有�
 
 STEP_RESUMED = "<- 接上次 · 第 {n} 次唤醒"
 STEP_FROZEN = "已冻结,跳过"
-SENT_BACK = "{label}:没通过,把缺口送回同一个会话接着做"
+SENT_BACK = "{step}:没通过,把缺口送回同一个会话接着做第 {round} 轮"
 UI_DISPATCH = "派人"
 UI_REPORT = "回报:"
 UI_DONE = "完成 {turns} 轮 · ${cost:.2f}"
@@ -208,7 +211,9 @@ STATUS = "上下文 {context} · 累计 ${cost:.2f} · {elapsed}"
 PROMPT_ANSWER = "你的回答 (回车=跳过,让它自己判断) > "
 PROMPT_IDLE = "(直接说 = 加需求,下个检查点送达;? 开头 = 顺便问一句,不打扰它干活) > "
 PROMPT_INTERRUPTED = "说点什么 (回车 = 什么也不说,接着做) > "
-INTERRUPTED = "已打断这一轮。正在跑的 subagent 会丢掉半成品。"
+INTERRUPTED = "已打断这一轮。"
+# appended to INTERRUPTED only while dispatched workers are running (render.py)
+INTERRUPTED_SUBAGENTS = "派出去的 {n} 个子任务还在跑,会丢掉半成品。"
 INTERRUPT_PENDING = "还有 {n} 个提问在等回答,打断不影响它们。"
 INTERRUPT_SAY = "说点什么?(回车 = 什么也不说,接着做;再按一次 Ctrl+C = 退出)"
 NO_INBOX = "这个 workflow 没有接 HumanChannel,说的话送不到 agent 那里。"
@@ -412,5 +417,47 @@ LOG_CAP_TIME = "用时 {cap}"
 LOG_NO_CAPS = "无"
 LOG_STOPPED_AT = {"budget": "停在预算上限", "time": "停在用时上限"}
 LOG_DISPATCH = "派活 {agent} · {cost} · {turns} 轮"
+
+# --- issue 21: a run says what happened, in words (workflow/base.py, render.py, resilience) -
+
+# The abort line and the manifest row of a step whose last attempt the gate refused.
+GATE_REJECTED = "验收没通过(试了 {n} 次)"
+BRIEF_INCOMPLETE = "澄清的回复里没有完整的需求确认书,缺:{missing}"
+GOAL_NOT_MET = "{n} 轮之后判定仍然没通过:{reason}"
+# The end of a turn that did not finish its work (render.py; UI_DONE is the finished one).
+UI_TURN_FAILED = "这一轮失败 · {turns} 轮 · ${cost:.2f}"
+UI_TURN_INTERRUPTED = "这一轮被打断 · {turns} 轮 · ${cost:.2f}"
+
+# in_words() (core/resilience.py): a network or API failure said in words, not a repr.
+NET_REFUSED = "连接被拒绝"
+NET_NO_HOST = "域名解析不了"
+NET_RESET = "连接被重置"
+NET_UNREACHABLE = "网络不可达"
+NET_TIMEOUT = "连接超时"
+FAIL_AUTH = "凭证被拒"
+FAIL_OVERLOADED = "服务过载"
+FAIL_RATE_LIMITED = "请求太频繁,被限流"
+FAIL_SERVER = "服务端出错"
+API_FAILED = "调用模型失败:{what}"  # the CLI's "API Error: …"
+
+# A base URL that cannot be right (misconfigured()): one line, then exit 1 — no waiting.
+BASE_URL_REFUSED = (
+    "ANTHROPIC_BASE_URL={url}({origin})指向本机的 {host}:{port},那里没有服务在听(连接被拒绝)。"
+    "这是配置问题,不是网络中断,所以不等了:改好这个设置(或运行 flower setup)再运行"
+)
+BASE_URL_NO_HOST = (
+    "ANTHROPIC_BASE_URL={url}({origin})里的主机名 {host} 解析不了,别的域名却能解析。"
+    "这是配置问题,不是网络中断,所以不等了:改好这个设置(或运行 flower setup)再运行"
+)
+SETTING_FROM_ENV = "来自进程环境变量"
+SETTING_FROM_FILE = "来自 {path}"
+SETTING_DEFAULT = "没设置,用的默认值"
+# flower log: the machine-written errors of a stopped step, in words.
+LOG_ABORTED_CTRL_C = "被 Ctrl-C 停下"
+LOG_ABORTED_CANCELLED = "被取消(运行被停下,这一步没做完)"
+LOG_ABORTED_OTHER = "中途停下({what})"
+LOG_KILLED = "进程被信号终止(SIGTERM/SIGHUP),这一步没做完"
+LOG_INTERRUPTED = "被人打断,接着做了"
+LOG_HANDOFF_DUE = "上下文满了,换代接着做"
 
 __all__ = [name for name in dir() if name.isupper()]

@@ -18,6 +18,7 @@ from flower import texts
 from flower.core.agent import AgentSpec
 from flower.core.events import Event
 from flower.core.ledger import CAP_ERRORS
+from flower.errors import one_line
 
 if TYPE_CHECKING:
     from flower.core.lineage import Lineage
@@ -68,6 +69,10 @@ class Step:
     #: flows into ``ctx[name]``. ``None`` means "not done yet, run it". May be async, like
     #: ``when`` and ``gate``.
     frozen: Callable[[Ctx], Any] | None = None
+    #: Why the gate said no, in words for the person reading the abort line and
+    #: ``flower log``; called once, when the last attempt was rejected. ``None`` (or an
+    #: empty answer) books the generic ``texts.GATE_REJECTED``.
+    explain: Callable[[StepResult, Ctx], str] | None = None
 
     def __post_init__(self) -> None:
         if self.name.startswith("_"):
@@ -111,6 +116,27 @@ class Workflow:
     budget: float | None = None
     max_hours: float | None = None
 
+    #: What the caller's ``on_event`` raised, one line each: a broken UI callback must not
+    #: stop the run it displays (``HumanChannel.ui_errors`` does the same for the channel).
+    ui_errors: list[str] = field(default_factory=list, init=False, repr=False)
+
+    def shielded(self, on_event: Callable[[Event], None] | None
+                 ) -> Callable[[Event], None] | None:
+        """``on_event`` wrapped so that its exceptions land in ``ui_errors`` instead of
+        escaping the step (the Runtime shields the events it emits itself; this covers the
+        ones the workflow emits: ``step``, a send-back ``retry``, a judge's ``task``)."""
+        if on_event is None or getattr(on_event, "_shield_of", None) is self:
+            return on_event
+
+        def sink(ev: Event) -> None:
+            try:
+                on_event(ev)
+            except Exception as exc:
+                self.ui_errors.append(one_line(exc))
+
+        sink._shield_of = self  # type: ignore[attr-defined]
+        return sink
+
     async def run(
         self,
         runtime: Runtime,
@@ -123,10 +149,11 @@ class Workflow:
         for key in RUN_SCOPED:  # a second run on this object must not report the first's end
             ctx.pop(key, None)
         ctx["_runtime"] = runtime
-        ctx["_on_event"] = on_event
         if self.channel is not None and on_event is not None and \
                 getattr(self.channel, "on_event", None) is None:
-            self.channel.on_event = on_event
+            self.channel.on_event = on_event  # the channel shields (and collects) on its own
+        on_event = self.shielded(on_event)
+        ctx["_on_event"] = on_event
         sessions: dict[str, str] = ctx.setdefault("_sessions", {})
         ctx.setdefault("_results", {})
         lineage = self._open_lineage(runtime, ctx, sessions)
@@ -155,6 +182,9 @@ class Workflow:
         activity runs, so both honour the same rules. ``lineage`` is told each session id
         of the step the moment it is known; ``None`` records nothing.
         """
+        raw, on_event = on_event, self.shielded(on_event)
+        if raw is not None and ctx.get("_on_event") is raw:  # a judge's gate emits through it
+            ctx["_on_event"] = on_event
         if step.when is not None and not await _maybe_await(step.when(ctx)):
             return True
         if step.frozen is not None:
@@ -255,13 +285,15 @@ class Workflow:
                 feedback = await _maybe_await(step.on_reject(result, ctx)) or ""
             if feedback:
                 prompt, resume, fork = feedback, result.session_id, False
-                if on_event is not None:
+                if on_event is not None and attempt < step.retries:  # only if one follows
                     on_event(Event("retry", text=texts.SENT_BACK.format(
-                        label=_label(step, attempt + 1)), payload={
+                        step=step.name, round=attempt + 2), payload={
                         "step": step.name, "attempt": attempt + 1, "source": "reject"}))
             # else: same prompt/resume/fork as the first attempt (locals; the Step is untouched)
 
         assert result is not None
+        if not passed and result.ok:  # the agent finished but the gate (or an abort) said no
+            await _book_rejected(step, result, runtime, ctx)
         ctx.setdefault("_results", {})[step.name] = result
         if on_step is not None:
             on_step(step, result)
@@ -302,3 +334,17 @@ class Workflow:
         finally:
             if hooked:
                 runtime.on_session = previous
+
+
+async def _book_rejected(step: Step, result: StepResult, runtime: Runtime, ctx: Ctx) -> None:
+    """A result the gate refused is a failed step: ``ok=False`` with the reason in words,
+    in ``ctx["_results"]`` and in the manifest row alike — otherwise the abort line has
+    nothing to say and ``flower log`` books the step as a success."""
+    why = ctx.get("_aborted") or ""
+    if not why and step.explain is not None:
+        why = await _maybe_await(step.explain(result, ctx)) or ""
+    result.ok = False
+    result.error = why or texts.GATE_REJECTED.format(n=step.retries + 1)
+    rebook = getattr(runtime, "rebook", None)  # a test double may have none
+    if rebook is not None:
+        rebook(result)

@@ -27,6 +27,7 @@ from flower.core.brief import Brief
 from flower.core.checklist import Goal, Verdict
 from flower.core.events import Event
 from flower.core.roles import bequest as bequest_role
+from flower.errors import one_line
 from flower.workflow.base import Ctx, Step, StepAbort, _label
 from flower.workflow.goal import VERDICT_KEY
 
@@ -77,7 +78,7 @@ async def bequeath(ctx: Ctx, result: Any, *, agent: AgentSpec, name: str, root: 
     doc = Bequest.parse(done.text) if done.ok else Bequest()
     why = ""
     if not done.ok:
-        why = texts.BEQUEST_WHY_FAILED.format(error=" ".join((done.error or "?").split())[:200])
+        why = texts.BEQUEST_WHY_FAILED.format(error=one_line(done.error or "?"))
     elif not (done.text or "").strip():
         why = texts.BEQUEST_WHY_EMPTY
     elif not doc.complete():

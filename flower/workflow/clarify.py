@@ -75,6 +75,10 @@ def clarify_step(channel: Any, *, brief_path: str | Path, prompt: str | Callable
         missing = ctx.get(MISSING_KEY)
         return texts.CLARIFY_INCOMPLETE.format(missing="、".join(missing)) if missing else ""
 
+    def explain(result: Any, ctx: Ctx) -> str:
+        missing = ctx.get(MISSING_KEY) or ()
+        return texts.BRIEF_INCOMPLETE.format(missing="、".join(missing)) if missing else ""
+
     def reduce(result: Any, ctx: Ctx) -> str:
         return ctx[BRIEF_KEY].prompt_block()
 
@@ -90,7 +94,8 @@ def clarify_step(channel: Any, *, brief_path: str | Path, prompt: str | Callable
         return _with_log(CLARIFY_RESUME, log_path)
 
     return Step(name, agent, first_prompt, retries=retries, gate=gate, on_fail=on_fail,
-                when=when, on_reject=on_reject, resume_prompt=resume_prompt, reduce=reduce)
+                when=when, on_reject=on_reject, resume_prompt=resume_prompt, reduce=reduce,
+                explain=explain)
 
 
 def _with_log(text: str, log_path: str | Path | None) -> str:

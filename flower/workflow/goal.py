@@ -23,6 +23,7 @@ from flower.core.agent import AgentSpec
 from flower.core.checklist import Goal, Verdict
 from flower.core.events import Event
 from flower.core.roles import judge
+from flower.errors import one_line
 from flower.workflow.base import Ctx, Step, StepAbort
 
 GOAL_KEY = "_goal"
@@ -179,4 +180,10 @@ def with_goal(step: Step, channel: Any, *, goal_path: str | Path, spec: AgentSpe
         verdict = ctx.get(VERDICT_KEY)
         return verdict.feedback() if isinstance(verdict, Verdict) else ""
 
-    return replace(step, retries=max(0, rounds - 1), gate=gate, on_reject=on_reject)
+    def explain(result: Any, ctx: Ctx) -> str:
+        verdict = ctx.get(VERDICT_KEY)
+        reason = verdict.reason if isinstance(verdict, Verdict) else ""
+        return texts.GOAL_NOT_MET.format(n=rounds, reason=one_line(reason or texts.VERDICT_UNCLEAR))
+
+    return replace(step, retries=max(0, rounds - 1), gate=gate, on_reject=on_reject,
+                   explain=explain)

@@ -267,7 +267,8 @@ def test_render_prints_every_step_in_order_with_a_chart(folder: dict[str, Path])
     assert S1[:8] in step_lines[0] and "40.0K" in out and "9.0K" in step_lines[3]
     assert texts.LOG_RETIRED.format(ids=S2[:8]) in out
     assert texts.LOG_ERROR.format(error="API Error: 500 upstream exploded") in out
-    assert "second line of the error" in out and "killed-by-signal" in out
+    assert "second line of the error" in out and texts.LOG_KILLED in out
+    assert "killed-by-signal" not in out  # the manifest's machine word, said in words
     assert texts.LOG_RESUMED in step_lines[1] and texts.LOG_ATTEMPTS.format(n=3) in step_lines[1]
     assert texts.LOG_NO_SESSION in step_lines[5]
     assert lines[-1] == texts.LOG_TOTALS.format(
@@ -531,3 +532,33 @@ def test_workspace_falls_back_to_the_run_dirs_parent(folder: dict[str, Path]) ->
     assert snapshot(runs) == before  # the corrupt lineage stays where it is
     # sessions are still found by id under the project key they were recorded with
     assert log.rows[0].rounds == [1000, 2000, 3000]
+
+
+@pytest.mark.parametrize(("error", "said"), [
+    ("aborted (CancelledError)", texts.LOG_ABORTED_CANCELLED),
+    ("aborted (KeyboardInterrupt)", texts.LOG_ABORTED_CTRL_C),
+    ("killed-by-signal", texts.LOG_KILLED),
+    ("interrupted-by-human", texts.LOG_INTERRUPTED),
+    ("context-full-handoff", texts.LOG_HANDOFF_DUE),
+])
+def test_a_stopped_step_is_booked_in_words(tmp_path: Path, error: str, said: str) -> None:
+    runs = tmp_path / "runs"
+    runs.mkdir()
+    (runs / "manifest.json").write_text(json.dumps([
+        {"step": "干活", "ok": False, "error": error, "run": "r1", "started_at": T0,
+         "ended_at": T0 + 5}]))
+    log = runlog.load_runs(runs)
+    out = rendered(log)
+    assert texts.LOG_ERROR.format(error=said) in out and error not in out
+    assert runlog.to_json(log)["runs"][0]["rows"][0]["error"] == error  # --json: as written
+
+
+def test_the_machine_words_are_the_runtimes() -> None:
+    from flower.core.handoff_control import HANDOFF_DUE
+    from flower.core.interrupts import INTERRUPTED
+    from flower.core.runtime import Runtime
+    from flower.runlog.model import said
+
+    assert said(Runtime.KILLED) == texts.LOG_KILLED
+    assert said(INTERRUPTED) == texts.LOG_INTERRUPTED
+    assert said(HANDOFF_DUE) == texts.LOG_HANDOFF_DUE

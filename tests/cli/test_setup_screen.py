@@ -519,6 +519,8 @@ def test_outage_is_net_and_runs_anyway(server):
     assert "(探针没打通:" in text and "—— 当作网络问题,照常开跑)" in text
     detail = text.split("(探针没打通:", 1)[1].split(" —— ", 1)[0]
     assert 0 < len(detail) <= 80
+    # in words, whole: not "ConnectionRefusedError: [Errno 111] Connectio"
+    assert detail.endswith(texts.NET_REFUSED) and "Errno" not in detail
 
 
 def test_5xx_is_net(server):

@@ -264,6 +264,7 @@ async def test_wait_online_notices_exactly_once_each(listener, monkeypatch):
     notices: list[str] = []
     outcome: list[bool] = []
     res = Resilience(probe_interval=0.01, probe_timeout=1.0, max_offline_wait=60.0)
+    waiting = texts.OFFLINE_WAIT.format(host="127.0.0.1", port=listener.port, minutes=1)
 
     async def waiter():
         outcome.append(await res.wait_online(notices.append))
@@ -271,12 +272,11 @@ async def test_wait_online_notices_exactly_once_each(listener, monkeypatch):
     async with anyio.create_task_group() as tg:
         tg.start_soon(waiter)
         await _until(lambda: len(probes) >= 10)  # many failed probes…
-        assert notices == [f"127.0.0.1:{listener.port} 不可达,等待恢复(最多 1 分钟)"]
+        assert notices == [waiting]
         listener.open()                           # …one notice; now recover
         await _until(lambda: outcome)
     assert outcome == [True]
-    assert notices == [f"127.0.0.1:{listener.port} 不可达,等待恢复(最多 1 分钟)",
-                       f"127.0.0.1:{listener.port} 恢复,继续"]
+    assert notices == [waiting, f"127.0.0.1:{listener.port} 恢复,继续"]
     assert probes[-1] is True and not any(probes[:-1])
 
 
@@ -292,7 +292,8 @@ async def test_wait_online_gives_up_after_max_offline_wait(listener):
     res = Resilience(probe_interval=0.02, probe_timeout=0.5, max_offline_wait=0.3)
     with anyio.fail_after(10):
         assert await res.wait_online(notices.append) is False
-    assert notices == [f"127.0.0.1:{listener.port} 不可达,等待恢复(最多 1 秒)"]
+    assert notices == [texts.OFFLINE_WAIT_SECONDS.format(host="127.0.0.1",
+                                                         port=listener.port, seconds=1)]
 
 
 async def test_wait_online_default_notice_says_60_minutes(monkeypatch):
@@ -310,10 +311,11 @@ async def test_wait_online_default_notice_says_60_minutes(monkeypatch):
         notices.append(line)
 
     assert await Resilience(probe_interval=0.001).wait_online(async_notify)
-    assert notices == ["gw.example.com:443 不可达,等待恢复(最多 60 分钟)",
+    assert notices == [texts.OFFLINE_WAIT.format(host="gw.example.com", port=443, minutes=60),
                        "gw.example.com:443 恢复,继续"]
-    assert texts.OFFLINE_WAIT.format(host="h", port=1, minutes=60) == \
-        "h:1 不可达,等待恢复(最多 60 分钟)"
+    first = texts.OFFLINE_WAIT.format(host="h", port=1, minutes=60)
+    assert first.startswith("h:1 不可达") and "最多等 60 分钟" in first
+    assert "Ctrl-C" in first and "--offline-wait" in first and "max_offline_wait" in first
 
 
 async def test_wait_online_without_notify(listener):

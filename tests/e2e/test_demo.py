@@ -13,6 +13,8 @@ from pathlib import Path
 
 import pytest
 
+from flower import texts
+
 
 @pytest.fixture
 def demo_env(home: Path) -> dict[str, str]:
@@ -46,7 +48,8 @@ def test_demo_runs_the_whole_flow_offline(tmp_path: Path, home: Path,
     story = [  # the question and its answer, brief, checklist, dispatch, report, verdicts
         "? 转换要支持哪些 Markdown 写法?", "+ 标题、段落和列表就够了", "## 验收标准",
         "## 判定清单", "> 派人 coder", "| * Bash python3 md2html.py sample.md", "< 回报",
-        "结论:md2html.py", "干活·判定#1", "未达成", "干活#round2", "干活·判定#2", "已达成",
+        "结论:md2html.py", "干活·判定#1", "未达成", texts.SENT_BACK.format(step="干活", round=2),
+        "干活·判定#2", "已达成",
         "收尾交接", "交接写进了 CLAUDE.md、AGENTS.md"]
     at = -1
     for shown in story:  # in this order
@@ -183,3 +186,29 @@ def test_demo_sends_the_fake_no_real_credential(tmp_path: Path, home: Path, wher
         assert not leaked, (leaked, r.path)
     for key, value in (SHELL.items() if where == "shell" else ()):
         assert os.environ[key] == value  # and the shell's own environment is as it was
+
+
+def test_ctrl_c_in_the_demo_stops_it_like_a_run(tmp_path: Path,
+                                                demo_env: dict[str, str]) -> None:
+    """The demo runs what ``flower "…"`` runs, in the same terminal session: Ctrl-C (here,
+    piped, a SIGINT) ends it with the run's own line and exit 130 — not click's
+    ``Aborted!`` and exit 1 — and the manifest says the step was stopped."""
+    ws = tmp_path / "demo"
+    proc = subprocess.Popen([sys.executable, "-m", "flower", "demo", "-w", str(ws)],
+                            env=demo_env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, text=True, start_new_session=True)
+    tick = threading.Event()
+    try:
+        for _ in range(2400):  # up to 120 s for the work step to be under way
+            if (ws / "md2html.py").is_file() or proc.poll() is not None:
+                break
+            tick.wait(0.05)
+        assert proc.poll() is None
+        os.kill(proc.pid, signal.SIGINT)
+        out, _ = proc.communicate(timeout=60)
+    finally:
+        crash(proc)
+    assert proc.returncode == 130, out
+    assert texts.STOPPED in out and "Aborted!" not in out
+    rows = json.loads((ws / "runs" / "manifest.json").read_text())
+    assert rows[-1]["step"] == "干活" and not rows[-1]["ok"]

@@ -26,6 +26,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -249,7 +250,8 @@ def _demo_env(fake_url: str, config_dir: Path) -> dict[str, str]:
 
     return offline_env(fake_url, config_dir=str(config_dir), api_key="sk-flower-demo-offline",
                        CLAUDE_CODE_MAX_RETRIES="1", API_TIMEOUT_MS="30000",
-                       CLAUDE_BYTE_STREAM_IDLE_TIMEOUT_MS="30000")
+                       CLAUDE_BYTE_STREAM_IDLE_TIMEOUT_MS="30000",
+                       FLOWER_NO_UPDATE="1")  # offline: no look for a newer version
 
 
 @contextmanager
@@ -275,52 +277,24 @@ def _sealed(env: dict[str, str]) -> Iterator[None]:
 
 def run_demo(workspace: str | None = None, notify: str | None = None) -> ExitCode:
     """Run (or continue) the demo flow; returns the process exit code. ``notify``
-    (``--notify``) shows what that command hears in a real run: the question, the end."""
-    import anyio
+    (``--notify``) shows what that command hears in a real run: the question, the end.
+
+    It is driven by the terminal session ``flower "…"`` uses (``run_workflow``), so Ctrl-C
+    behaves the same: once stops the turn and waits for words, twice exits 130 with the
+    run's own line (not click's ``Aborted!`` and exit 1)."""
     from rich.console import Console
 
     from flower.cli.context import notifier
-
-    ws = Path(workspace or DEMO_DIR).expanduser().resolve()
-    ws.mkdir(parents=True, exist_ok=True)
-    console = Console(highlight=False)
-    notes = notifier(console, notify, ws)  # made before the demo seals its environment
-    try:
-        return anyio.run(_run, ws, console, notes)
-    finally:
-        if notes is not None:
-            notes.close()
-
-
-class _Story:
-    """The demo's terminal: the live event stream, plus an automatic human who answers the
-    clarifier's question with the first option (and says so)."""
-
-    def __init__(self, console: Any, channel: Any, notes: Any = None) -> None:
-        from flower.cli.tui.render import Renderer
-
-        self.render = Renderer(console)
-        self.channel = channel
-        self.notes = notes
-
-    def __call__(self, ev: Any) -> None:
-        self.render(ev)
-        if self.notes is not None:
-            self.notes.see(ev)
-        p = ev.payload
-        if ev.kind == "ask" and p.get("kind") != "mail" and p.get("state") == "asked":
-            options = p.get("options") or [""]
-            self.render.line(f"     {texts.DEMO_AUTO_ANSWER}", "dim")
-            self.channel.answer(p["id"], options[0])
-
-
-async def _run(ws: Path, console: Any, notes: Any = None) -> ExitCode:
-    from flower.cli.tui.render import clean
+    from flower.cli.tui.terminal import run_workflow
     from flower.core.runtime import Runtime
     from flower.testing import FakeServer
     from flower.workflow.starter import starter_flow
     from flower.workflow.wake import wake_banner, wake_state
 
+    console = Console(highlight=False)
+    ws = Path(workspace or DEMO_DIR).expanduser().resolve()
+    ws.mkdir(parents=True, exist_ok=True)
+    notes = notifier(console, notify, ws)  # made before the demo seals its environment
     run_dir = ws / "runs"
     state = wake_state(ws, run_dir=run_dir)
     wf = starter_flow("" if state["waking"] else ASK, workspace=ws, run_dir=run_dir,
@@ -335,22 +309,57 @@ async def _run(ws: Path, console: Any, notes: Any = None) -> ExitCode:
         with _sealed(_demo_env(fake.url, run_dir / "claude-config")):
             # dotenv=False: the user's .env files and ~/.claude settings stay out of it too
             rt = Runtime(workspace=ws, run_dir=run_dir, workbench=wf.workbench, dotenv=False)
+            wf.channel.on_event = _Story(console, wf.channel)  # questions answer themselves
             try:
-                ctx = await wf.run(rt, on_event=_Story(console, wf.channel, notes))
+                code = run_workflow(console, replace(wf, channel=_DemoInbox(wf.channel)), rt,
+                                    notify=notes)
             finally:
-                rt.close()
-    ok = "_failed_at" not in ctx
-    console.rule("[green]完成[/]" if ok else "[red]没有完成[/]")
-    closing = texts.DEMO_COST.format(cost=rt.total_cost(), manifest=rt.manifest_path)
-    console.print(closing, highlight=False)
-    if notes is not None:
-        notes.send("done" if ok else "failed", closing)
+                if notes is not None:
+                    notes.close()
+    if code == ExitCode.INTERRUPTED:
+        return code
+    ok = code == ExitCode.OK
+    console.rule("[green]完成[/]" if ok else "[red]没有完成[/]")  # the reason is printed above
+    console.print(texts.DEMO_COST.format(cost=rt.total_cost(), manifest=rt.manifest_path),
+                  highlight=False)
     if ok:
         console.print("[bold]sample.html[/]:", highlight=False)
         console.print(_read(ws / "sample.html"), highlight=False, markup=False)
         console.print(texts.DEMO_AGAIN.format(ws=ws), highlight=False)
-    else:
-        failed = ctx.get("_results", {}).get(ctx.get("_failed_at", ""), None)
-        why = ctx.get("_aborted") or (failed.error if failed else None) or "?"
-        console.print(clean(why), style="red", highlight=False, markup=False)
-    return ExitCode.OK if ok else ExitCode.FAILED
+    return code
+
+
+class _Story:
+    """The demo's automatic human: shows each question of the clarifier and answers it with
+    the first option (and says so). It is the channel's own ``on_event``, so the terminal
+    session renders everything else."""
+
+    def __init__(self, console: Any, channel: Any) -> None:
+        from flower.cli.tui.render import Renderer
+
+        self.render = Renderer(console)
+        self.channel = channel
+
+    def __call__(self, ev: Any) -> None:
+        self.render(ev)
+        p = ev.payload
+        if ev.kind == "ask" and p.get("kind") != "mail" and p.get("state") == "asked":
+            options = p.get("options") or [""]
+            self.render.line(f"     {texts.DEMO_AUTO_ANSWER}", "dim")
+            self.channel.answer(p["id"], options[0])
+
+
+class _DemoInbox:
+    """The channel as the terminal session sees it: everything passes through, except that
+    input running out (piped stdin at EOF) does not make the demo's questions time out —
+    the demo answers them itself."""
+
+    def __init__(self, channel: Any) -> None:
+        object.__setattr__(self, "_channel", channel)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._channel, name)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name != "timeout_s":
+            setattr(self._channel, name, value)

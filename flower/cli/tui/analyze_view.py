@@ -21,6 +21,7 @@ from flower.cli.tui.log_view import (
     sparkline,
     utf8,
 )
+from flower.errors import one_line
 from flower.runlog import TOP_RESULTS
 from flower.usage import human_tokens
 
@@ -192,7 +193,7 @@ def render(doc: dict[str, Any], console: Console, *, secrets: Iterable[str] = ()
             line(T["retry"].format(step=s["step"], n=s["attempts"],
                                    resumed=T["resumed"] if s["resumed"] else ""))
             for i, err in enumerate(s["retry_errors"], 1):
-                line(T["why"].format(i=i, error=" ".join(err.split())[:200]), "yellow")
+                line(T["why"].format(i=i, error=one_line(err)), "yellow")
         if s["handoffs"] or s["degraded_handoffs"]:
             said = True
             line(T["handoff"].format(step=s["step"], n=s["handoffs"],
@@ -202,7 +203,7 @@ def render(doc: dict[str, Any], console: Console, *, secrets: Iterable[str] = ()
                 line(f"    {note}", "yellow")
         if not s["ok"] and s["error"]:
             said = True
-            line(T["failed"].format(step=s["step"], error=" ".join(s["error"].split())[:200]),
+            line(T["failed"].format(step=s["step"], error=one_line(s["error"])),
                  "red")
     if not said:
         line(T["no_retry"], "dim")

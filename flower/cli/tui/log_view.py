@@ -183,7 +183,7 @@ def render(log: RunLog, console: Console, *, secrets: Iterable[str] = ()) -> Non
                 ids = " ".join(clean(s[:8]) for s in row.retired)
                 out(Text(f"      {texts.LOG_RETIRED.format(ids=ids)}", style="dim"))
             if not row.ok and row.error:
-                lines = clean(row.error).strip().splitlines() or [""]
+                lines = clean(row.reason or "").strip().splitlines() or [""]
                 if len(lines) > ERROR_LINES:
                     lines = [*lines[:ERROR_LINES], f"… (+{len(lines) - ERROR_LINES})"]
                 out(Text(f"      {texts.LOG_ERROR.format(error=lines[0])}", style="red"))

@@ -16,6 +16,8 @@ from typing import TYPE_CHECKING, Any
 
 from flower import texts
 from flower.core.human import TOOL_NAME as ASK_TOOL
+from flower.core.resilience import in_words
+from flower.errors import one_line
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -81,6 +83,8 @@ class Renderer:
     def __init__(self, console: Console, *, verbose: bool = False) -> None:
         self.console = console
         self.verbose = verbose
+        #: ids of the main thread's Agent/Task calls still running (dispatched, no report)
+        self.dispatched: set[str] = set()
 
     def __call__(self, ev: Event) -> None:
         handler = getattr(self, f"_on_{ev.kind}", None)
@@ -104,6 +108,14 @@ class Renderer:
     @staticmethod
     def _bar(ev: Event) -> str:
         return "  | " if ev.payload.get("subagent") else "  "
+
+    def interrupted(self) -> None:
+        """The line after a first Ctrl-C; the half-done-work warning only when a
+        dispatched subagent is actually running (nothing else loses work)."""
+        line = texts.INTERRUPTED
+        if self.dispatched:
+            line += texts.INTERRUPTED_SUBAGENTS.format(n=len(self.dispatched))
+        self.line(f"  ! {line}", "bold yellow")
 
     # -- event kinds ----------------------------------------------------------------------
 
@@ -136,20 +148,24 @@ class Renderer:
             return
         first = clean(ev.text).strip().splitlines()[:1]
         if first:
-            self.line(f"{self._bar(ev)}~ {first[0][:160]}", "dim italic")
+            self.line(f"{self._bar(ev)}~ {one_line(first[0], 160)}", "dim italic")
 
     def _on_tool_call(self, ev: Event) -> None:
         tool_input = ev.payload.get("input") or {}
         if ev.tool in ("Agent", "Task") and not ev.payload.get("subagent"):
             who = tool_input.get("subagent_type") or "agent"
             what = tool_input.get("description") or ""
+            if ev.payload.get("id"):
+                self.dispatched.add(str(ev.payload["id"]))
             self.line(f"  > {texts.UI_DISPATCH} {who} {what}".rstrip(), "bold cyan")
             return
         if ev.tool == ASK_TOOL:  # the question itself is shown by its ask event
             return
-        self.line(f"{self._bar(ev)}* {ev.tool} {ev.text}"[:200].rstrip(), "cyan")
+        self.line(self._bar(ev) + one_line(f"* {ev.tool} {ev.text}", 196), "cyan")
 
     def _on_tool_result(self, ev: Event) -> None:
+        if not ev.payload.get("subagent"):
+            self.dispatched.discard(str(ev.payload.get("tool_use_id")))
         report = ev.payload.get("report")
         if report is not None and not ev.payload.get("subagent"):
             self.line(f"  < {texts.UI_REPORT}", "bold green")
@@ -157,7 +173,7 @@ class Renderer:
             return
         if ev.payload.get("is_error"):
             first = clean(ev.text).strip().splitlines()[:1]
-            self.line(f"{self._bar(ev)}x {first[0][:160] if first else ''}", "red")
+            self.line(f"{self._bar(ev)}x {one_line(first[0], 160) if first else ''}", "red")
         elif self.verbose:
             self.block(ev.text, f"{self._bar(ev)}  ", "green", 6)
 
@@ -165,7 +181,9 @@ class Renderer:
         if ev.payload.get("warning"):  # the step goes on, but the human must know
             self.line(f"  ! {ev.text}", "bold yellow")
             return
-        self.line(f"  x {ev.text}", "bold red")
+        # the CLI's own "API Error: … (ECONNREFUSED)" is said in the messages' language
+        text = in_words(ev.text) if ev.payload.get("synthetic") else ev.text
+        self.line(f"  x {text}", "bold red")
 
     def _on_retry(self, ev: Event) -> None:
         self.line(f"  ~ {ev.text}", "yellow")
@@ -181,19 +199,28 @@ class Renderer:
         for key, title in zip(("doing", "decided", "deadends", "next"), texts.HANDOFF_UI_LABELS,
                               strict=True):
             first = clean(str(sections.get(key) or "")).strip().splitlines()[:1]
-            self.line(f"    - {title}:{first[0][:90] if first else texts.HANDOFF_EMPTY}",
+            self.line(f"    - {title}:{one_line(first[0], 90) if first else texts.HANDOFF_EMPTY}",
                       "yellow")
         self.line(f"  <- {ev.text}", "red" if p.get("degraded") else "yellow")
 
     def _on_result(self, ev: Event) -> None:
-        if ev.payload.get("subagent"):
+        """The end of a turn, said as what it was: done, failed, or stopped by a human."""
+        p = ev.payload
+        if p.get("subagent"):
             return
-        cost = float(ev.payload.get("cost_usd") or 0.0)
-        line = texts.UI_DONE.format(turns=ev.payload.get("num_turns", 0), cost=cost)
-        if ev.payload.get("budget_usd"):  # a capped run: the task's total against the cap
-            line += texts.UI_DONE_TOTAL.format(total=float(ev.payload.get("total_usd") or 0),
-                                               cap=float(ev.payload["budget_usd"]))
-        self.line(f"  + {line}", "magenta")
+        self.dispatched.clear()  # a turn that ended has no dispatch still running
+        cost = float(p.get("cost_usd") or 0.0)
+        turns = p.get("num_turns", 0)
+        if p.get("interrupted"):
+            self.line(f"  ! {texts.UI_TURN_INTERRUPTED.format(turns=turns, cost=cost)}", "yellow")
+        elif p.get("is_error"):
+            self.line(f"  x {texts.UI_TURN_FAILED.format(turns=turns, cost=cost)}", "red")
+        else:
+            line = texts.UI_DONE.format(turns=turns, cost=cost)
+            if p.get("budget_usd"):  # a capped run: the task's total against the cap
+                line += texts.UI_DONE_TOTAL.format(total=float(p.get("total_usd") or 0),
+                                                   cap=float(p["budget_usd"]))
+            self.line(f"  + {line}", "magenta")
 
     def _on_cap(self, ev: Event) -> None:
         """A cap reached: the numbers; the question itself follows as an ask event."""

@@ -342,7 +342,7 @@ def _run_probe(console: Console) -> tuple[str, str]:
 
 
 def _net_detail(detail: str) -> str:
-    return detail[:80]
+    return one_line(detail, 80)  # between words, never mid-word
 
 
 def _say_rejected(console: Console, verdict: str, detail: str) -> None:

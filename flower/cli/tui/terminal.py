@@ -200,7 +200,7 @@ class Session:
         self.last_ctrl_c = now
         self.holding = True
         self.rt.hold()
-        self.render.line(f"  ! {texts.INTERRUPTED}", "bold yellow")
+        self.render.interrupted()  # warns of lost work only while a subagent runs
         pending = self.channel.pending() if self.channel is not None else []
         if pending:
             self.render.line(f"  ! {texts.INTERRUPT_PENDING.format(n=len(pending))}", "yellow")
