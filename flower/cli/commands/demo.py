@@ -309,7 +309,7 @@ def run_demo(workspace: str | None = None, notify: str | None = None) -> ExitCod
         with _sealed(_demo_env(fake.url, run_dir / "claude-config")):
             # dotenv=False: the user's .env files and ~/.claude settings stay out of it too
             rt = Runtime(workspace=ws, run_dir=run_dir, workbench=wf.workbench, dotenv=False)
-            wf.channel.on_event = _Story(console, wf.channel)  # questions answer themselves
+            wf.channel.on_event = _Story(console, wf.channel, notes)  # questions answer themselves
             try:
                 code = run_workflow(console, replace(wf, channel=_DemoInbox(wf.channel)), rt,
                                     notify=notes)
@@ -334,14 +334,17 @@ class _Story:
     the first option (and says so). It is the channel's own ``on_event``, so the terminal
     session renders everything else."""
 
-    def __init__(self, console: Any, channel: Any) -> None:
+    def __init__(self, console: Any, channel: Any, notes: Any = None) -> None:
         from flower.cli.tui.render import Renderer
 
         self.render = Renderer(console)
         self.channel = channel
+        self.notes = notes  # --notify hears the question, as it would in a real run
 
     def __call__(self, ev: Any) -> None:
         self.render(ev)
+        if self.notes is not None:
+            self.notes.see(ev)
         p = ev.payload
         if ev.kind == "ask" and p.get("kind") != "mail" and p.get("state") == "asked":
             options = p.get("options") or [""]
