@@ -10,14 +10,12 @@ from __future__ import annotations
 
 import json
 import os
-import pty
-import re
-import subprocess
 import sys
 import threading
 from pathlib import Path
 
 import pytest
+from ptyterm import Pty, term_env
 
 from flower import texts
 from flower.testing import FakeServer, Request, reply, tool_use
@@ -72,68 +70,16 @@ class Brain:
         return reply(f"WORK-TURN-{n}")
 
 
-class Pty:
-    """A child process on a pty; everything it prints is collected for ``expect``."""
-
-    def __init__(self, argv: list[str], cwd: Path, env: dict[str, str]) -> None:
-        master, slave = pty.openpty()
-        self.master = master
-        self.proc = subprocess.Popen(argv, cwd=cwd, env=env, stdin=slave, stdout=slave,
-                                     stderr=slave, start_new_session=True)
-        os.close(slave)
-        self.buf = ""
-        self.cond = threading.Condition()
-        threading.Thread(target=self._pump, daemon=True).start()
-
-    def _pump(self) -> None:
-        while True:
-            try:
-                data = os.read(self.master, 4096)
-            except OSError:
-                data = b""
-            with self.cond:
-                if not data:
-                    self.buf += "\0EOF"
-                    self.cond.notify_all()
-                    return
-                self.buf += data.decode("utf-8", "replace")
-                self.cond.notify_all()
-
-    def expect(self, text: str, after: int = 0, timeout: float = WAIT) -> int:
-        """Wait until ``text`` appears after offset ``after``; returns the offset past it."""
-        with self.cond:
-            ok = self.cond.wait_for(lambda: text in _plain(self.buf[after:])
-                                    or "\0EOF" in self.buf, timeout)
-            plain = _plain(self.buf[after:])
-            if not ok or text not in plain:
-                raise AssertionError(f"{text!r} never appeared; output:\n{_plain(self.buf)}")
-            return len(self.buf)
-
-    def type(self, keys: str) -> None:
-        os.write(self.master, keys.encode())
-
-    def close(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.kill()
-        self.proc.wait(10)
-        os.close(self.master)
-
-
-def _plain(text: str) -> str:
-    return re.sub(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b[@-_]|\r", "", text)
-
-
 @pytest.fixture
-def term_env(cli_env: dict[str, str]) -> dict[str, str]:
-    return {**os.environ, "TERM": "xterm-256color", "COLUMNS": "120", "LINES": "40",
-            "PROMPT_TOOLKIT_NO_CPR": "1", "FLOWER_NO_PROBE": "1"}
+def tty_env(cli_env: dict[str, str]) -> dict[str, str]:
+    return term_env(dict(os.environ), FLOWER_NO_PROBE="1")
 
 
-def test_interactive_run(fake: FakeServer, workspace: Path, term_env: dict[str, str]) -> None:
+def test_interactive_run(fake: FakeServer, workspace: Path, tty_env: dict[str, str]) -> None:
     brain = Brain()
     fake.fallback(brain)
-    term = Pty([sys.executable, "-m", "flower", "--timeout", "30", "做个小工具"], workspace,
-               term_env)
+    term = Pty([sys.executable, "-m", "flower", "--timeout", "30", "做个小工具"], tty_env,
+               workspace)
     try:
         at = term.expect(f"? {QUESTION}")
         term.type("1\r")  # a number picks the option
