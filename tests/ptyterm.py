@@ -10,6 +10,7 @@ them, after every cursor move and erase, instead of on the raw byte stream.
 from __future__ import annotations
 
 import codecs
+import contextlib
 import fcntl
 import os
 import pty
@@ -18,8 +19,7 @@ import struct
 import subprocess
 import termios
 import threading
-import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import pyte
@@ -36,12 +36,18 @@ def plain(text: str) -> str:
     return _ESCAPES.sub("", text)
 
 
-def term_env(base: dict[str, str] | None = None, **extra: str) -> dict[str, str]:
-    """The environment of a child on the pty: a colour terminal of the pty's size, and no
-    cursor-position requests (nobody answers them here)."""
-    return {**(os.environ if base is None else base), "TERM": "xterm-256color",
-            "COLUMNS": str(COLUMNS), "LINES": str(LINES), "PROMPT_TOOLKIT_NO_CPR": "1",
-            **extra}
+def term_env(base: dict[str, str] | None = None, *, cpr: bool = False,
+             **extra: str) -> dict[str, str]:
+    """The environment of a child on the pty: a colour terminal of the pty's size. Without
+    ``cpr`` prompt_toolkit is told not to ask where the cursor is (the key-timing tests
+    want no such round trip); with it, the emulator answers — as a real terminal does, and
+    prompt_toolkit draws its bottom toolbar (flower's status bar) only once it knows."""
+    env = {**(os.environ if base is None else base), "TERM": "xterm-256color",
+           "COLUMNS": str(COLUMNS), "LINES": str(LINES), "PROMPT_TOOLKIT_NO_CPR": "1",
+           **extra}
+    if cpr:
+        env.pop("PROMPT_TOOLKIT_NO_CPR")
+    return env
 
 
 class Pty:
@@ -59,8 +65,16 @@ class Pty:
         os.close(slave)
         self.raw = ""
         self.cond = threading.Condition()
-        self.stamps: list[tuple[float, int]] = []  # (monotonic time, len(raw)) per read
+        # a live emulator: it answers the child's questions (where is the cursor?) the
+        # way a terminal does, and renders what a person sees
+        self.screen = pyte.HistoryScreen(COLUMNS, LINES, history=100_000)
+        self.screen.write_process_input = self._answer  # type: ignore[method-assign]
+        self._stream = pyte.Stream(self.screen)
         threading.Thread(target=self._pump, daemon=True).start()
+
+    def _answer(self, data: str) -> None:
+        with contextlib.suppress(OSError):
+            os.write(self.master, data.encode())
 
     def _pump(self) -> None:
         decoder = _decoder()
@@ -70,8 +84,9 @@ class Pty:
             except OSError:
                 data = b""
             with self.cond:
-                self.raw += decoder.decode(data, final=not data) if data else _EOF
-                self.stamps.append((time.monotonic(), len(self.raw)))
+                text = decoder.decode(data, final=not data) if data else ""
+                self.raw += text if data else _EOF
+                self._stream.feed(text)
                 self.cond.notify_all()
             if not data:
                 return
@@ -92,6 +107,17 @@ class Pty:
                 raise AssertionError(f"{text!r} never appeared; output:\n{plain(self.raw)}")
             return len(self.raw)
 
+    def expect_screen(self, seen: Callable[[list[str]], bool], timeout: float = WAIT,
+                      ) -> list[str]:
+        """Wait until ``seen(lines())`` holds — what the terminal shows, not what was
+        sent — and return those lines."""
+        with self.cond:
+            ok = self.cond.wait_for(lambda: seen(self._lines()) or _EOF in self.raw, timeout)
+            lines = self._lines()
+            if not ok or not seen(lines):
+                raise AssertionError("the screen never showed it:\n" + "\n".join(lines))
+            return lines
+
     def type(self, keys: str) -> None:
         os.write(self.master, keys.encode())
 
@@ -106,9 +132,11 @@ class Pty:
     def lines(self) -> list[str]:
         """What a person scrolling back through this terminal sees, top to bottom: the
         scrollback, then the screen (trailing blank lines dropped)."""
-        screen = pyte.HistoryScreen(COLUMNS, LINES, history=100_000)
-        stream = pyte.Stream(screen)
-        stream.feed(self.buf.replace(_EOF, ""))
+        with self.cond:
+            return self._lines()
+
+    def _lines(self) -> list[str]:
+        screen = self.screen
         rows = [_row(line, COLUMNS) for line in screen.history.top]
         rows += [line.rstrip() for line in screen.display]
         while rows and not rows[-1]:

@@ -374,4 +374,13 @@ UPDATE_DONE = "更新好了:{current},下次运行 flower 生效。"
 UPDATE_FAILED = "更新失败(退出码 {code}):{command}"
 UPDATE_UNKNOWN_METHOD = "install.sh 记下的安装方式 {method!r} 不认识,没法替它更新。"
 
+# the terminal of a run: the closing line's elapsed part, the status bar's names for the
+# human tools (a person reads "waiting for your answer", not mcp__human__ask), and the
+# second half of a typed remark's receipt (where the remark was kept)
+CLOSING_ELAPSED = " · 用时 {elapsed}"
+STATUS_TOOL_ASK = "等你回答"
+STATUS_TOOL_INBOX = "看收件箱"
+UI_MAIL_KEPT = "已追加到 {path}"
+UI_MAIL_NOT_KEPT = "没有需求文档可追加,只送到 agent 那里"
+
 __all__ = [name for name in dir() if name.isupper()]

@@ -31,6 +31,12 @@ def first(rules: str) -> str:
     return rules.strip().splitlines()[0]
 
 
+def status_bars(lines: list[str]) -> list[str]:
+    """The status bar's lines among ``lines`` (``  - 上下文 … · 累计 $…``)."""
+    head = "- " + texts.STATUS.split("{")[0]
+    return [line for line in lines if line.lstrip().startswith(head)]
+
+
 class Brain:
     """Plays every role; the coordinator's turns wait on gates the test opens."""
 
@@ -72,7 +78,7 @@ class Brain:
 
 @pytest.fixture
 def tty_env(cli_env: dict[str, str]) -> dict[str, str]:
-    return term_env(dict(os.environ), FLOWER_NO_PROBE="1")
+    return term_env(dict(os.environ), cpr=True, FLOWER_NO_PROBE="1")
 
 
 def test_interactive_run(fake: FakeServer, workspace: Path, tty_env: dict[str, str]) -> None:
@@ -82,12 +88,15 @@ def test_interactive_run(fake: FakeServer, workspace: Path, tty_env: dict[str, s
                workspace)
     try:
         at = term.expect(f"? {QUESTION}")
+        bar = term.expect_screen(lambda lines: any(texts.STATUS_TOOL_ASK in line
+                                                   for line in status_bars(lines)))
+        assert not [line for line in status_bars(bar) if "mcp__" in line]
         term.type("1\r")  # a number picks the option
         at = term.expect(f"+ {OPTIONS[0]}", at)
         assert brain.arrived[0].wait(WAIT)  # the coordinator's first turn is in flight
 
         term.type("顺便支持命令行参数\r")  # no question pending: an added requirement
-        at = term.expect("收到", at)
+        at = term.expect(texts.UI_MAIL_KEPT.format(path=".flower/notes/需求.md"), at)
         term.type("？现在到哪了\r")  # full-width: an aside, not a requirement
         at = term.expect("ORACLE: 协调者正在等第一个活的结果", at)
         brain.gates[0].set()
@@ -109,10 +118,21 @@ def test_interactive_run(fake: FakeServer, workspace: Path, tty_env: dict[str, s
         term.type("\x03")  # again while it waits for words: stop
         assert term.proc.wait(WAIT) == 130
         brain.gates[3].set()
+        term.eof(WAIT)
     finally:
         for gate in brain.gates:
             gate.set()
         term.close()
+
+    seen = term.lines()  # what a person scrolling back sees
+    prompts = {texts.PROMPT_IDLE.strip(), texts.PROMPT_INTERRUPTED.strip(),
+               texts.PROMPT_ANSWER.strip()}
+    assert not [line for line in seen if line.strip() in prompts]  # no empty input line left
+    assert not status_bars(seen)  # nor the status bar
+    assert any("顺便支持命令行参数" in line for line in seen)  # a typed line stays
+    (closing,) = [line for line in seen if line.startswith(texts.CLOSING.split("$")[0])]
+    assert texts.CLOSING_ELAPSED.split("{")[0] in closing
+    assert seen[-1].endswith(texts.STOPPED)
 
     notes = workspace / ".flower" / "notes"
     assert "顺便支持命令行参数" in (notes / "需求.md").read_text()

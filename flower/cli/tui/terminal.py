@@ -12,7 +12,8 @@ keystrokes. A submitted line is routed:
 
 Ctrl-C once stops the current turn at once and waits for the human's words (Enter = just
 carry on); pressed again while it waits (or twice within 2 s) it ends the run with exit code
-130, the manifest written.
+130, the manifest written — within ``watchdog.HARD_EXIT_S`` even when the SDK's shielded
+disconnect would take far longer.
 
 Piped stdin is a script of answers: each line answers the next question; at EOF every
 later question falls through at once ("nobody answered") — a pipe never makes a run wait.
@@ -26,10 +27,13 @@ import signal
 import sys
 import threading
 import time
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from flower import texts
 from flower.cli.exitcodes import ExitCode
+from flower.core.human import INBOX_NAME as INBOX_TOOL
+from flower.core.human import TOOL_NAME as ASK_TOOL
 from flower.errors import one_line
 from flower.usage import human_tokens
 
@@ -48,13 +52,19 @@ ASIDE_WAIT_S = 120.0
 
 
 class Status:
-    """What the bottom bar shows: context, cost so far, elapsed, the tool running now."""
+    """What the bottom bar shows: context, cost so far, elapsed, the tool running now.
 
-    def __init__(self) -> None:
+    ``stored_context(session_id)`` is the context a stored session last held: a step that
+    resumes a session (a wake, above all) starts the bar there, not at 0, until its first
+    answer brings a fresh reading."""
+
+    def __init__(self, stored_context: Callable[[str], int] | None = None) -> None:
         self.started = time.monotonic()
         self.cost = 0.0
         self.context = 0
         self.tool = ""
+        self.stored_context = stored_context
+        self._session = ""
 
     def update(self, ev: Event) -> None:
         p = ev.payload
@@ -62,12 +72,30 @@ class Status:
             self.cost += float(p.get("cost_usd") or 0.0)
         if p.get("subagent"):
             return
+        if ev.kind == "system" and ev.text == "init" and p.get("session_id"):
+            self._seed(str(p["session_id"]))
         if p.get("context"):
             self.context = int(p["context"])
         if ev.kind == "tool_call":
-            self.tool = f"{ev.tool} {ev.text}"[:60]
+            # a human tool by what it means: its arguments (the question) are on screen
+            self.tool = _HUMAN_TOOLS.get(ev.tool or "") or f"{ev.tool} {ev.text}"[:60]
         elif ev.kind in ("tool_result", "result"):
             self.tool = ""
+
+    def _seed(self, session_id: str) -> None:
+        """A session starts (or resumes): its stored context, if the store has one."""
+        if session_id == self._session or self.stored_context is None:
+            return
+        self._session = session_id
+        try:
+            stored = int(self.stored_context(session_id) or 0)
+        except Exception:  # the bar is a courtesy: a store hiccup never reaches the run
+            return
+        if stored > 0:
+            self.context = stored
+
+    def elapsed_s(self) -> float:
+        return time.monotonic() - self.started
 
     def line(self) -> str:
         elapsed = int(time.monotonic() - self.started)
@@ -76,6 +104,9 @@ class Status:
         if self.tool:
             parts.append(f"* {self.tool}")
         return "  - " + " · ".join(parts)
+
+
+_HUMAN_TOOLS = {ASK_TOOL: texts.STATUS_TOOL_ASK, INBOX_TOOL: texts.STATUS_TOOL_INBOX}
 
 
 def _event_line(ev: Event) -> str:
@@ -91,15 +122,18 @@ class Session:
     def __init__(self, out: Console, rt: Runtime, *, channel: Any = None,
                  workbench: Any = None, verbose: bool = False) -> None:
         from flower.cli.tui.render import Renderer
+        from flower.cli.tui.watchdog import ExitWatch
 
         self.out = out
         self.rt = rt
         self.channel = channel
         self.workbench = workbench
         self.render = Renderer(out, verbose=verbose)
-        self.status = Status()
+        self.status = Status(getattr(rt, "context_of", None))
         self.recent: collections.deque[str] = collections.deque(maxlen=ASIDE_EVENTS)
         self.tty = sys.stdin.isatty()
+        # Ctrl-C twice: the last lines and exit 130 within a bound (watchdog.py)
+        self.exit_watch = ExitWatch(self._book_aborted, self.last_lines, tty=self.tty)
         self.spare: list[str] = []  # piped lines waiting for a question
         self.eof = False
         self.holding = False
@@ -184,12 +218,27 @@ class Session:
         self.render.line(f"  {texts.INTERRUPT_SAY}", "yellow")
 
     def stop(self) -> None:
+        """End the run: cancel it, and give that at most ``HARD_EXIT_S`` before the
+        watchdog ends the process (the SDK's shielded disconnect can take far longer)."""
         self.quit = True
+        self.exit_watch.arm()
         if self.holding:
             self.holding = False
             self.rt.interrupt("")
         if self._main_scope is not None:
             self._main_scope.cancel()
+
+    def last_lines(self) -> list[str]:
+        """The lines a run stopped by Ctrl-C twice ends with, as plain text."""
+        from flower.cli.tui.render import closing_line
+
+        return [closing_line(self.rt.total_cost(), self.rt.manifest_path,
+                             self.status.elapsed_s()), f"! {texts.STOPPED}"]
+
+    def _book_aborted(self, error: str) -> None:
+        rescue = getattr(self.rt, "rescue", None)
+        if rescue is not None:
+            rescue(error)
 
     # -- asides -----------------------------------------------------------------------------
 
@@ -238,9 +287,11 @@ class Session:
         from prompt_toolkit import PromptSession
 
         keys = _raw_input()
-        session: Any = PromptSession(input=keys)
+        session: Any = PromptSession(input=keys, erase_when_done=True,
+                                     key_bindings=_keep_typed_lines())
         with keys.raw_mode() if keys is not None else contextlib.nullcontext():
             while True:
+                session.app.erase_when_done = True
                 try:
                     line = await session.prompt_async(self.prompt_text,
                                                       bottom_toolbar=self.status.line,
@@ -335,6 +386,24 @@ def _on_sigint(loop: Any, handler: Any) -> None:
         pass
 
 
+def _keep_typed_lines() -> Any:
+    """Enter on a line with words leaves it above the output (what the human said stays
+    in the scrollback); every other way the input line ends — Ctrl-C, an empty Enter, the
+    run's end — erases it together with the status bar, so neither is left behind."""
+    from prompt_toolkit.enums import DEFAULT_BUFFER
+    from prompt_toolkit.filters import has_focus
+    from prompt_toolkit.key_binding import KeyBindings
+
+    keys = KeyBindings()
+
+    @keys.add("enter", filter=has_focus(DEFAULT_BUFFER))
+    def _(event: Any) -> None:
+        event.app.erase_when_done = not event.current_buffer.text.strip()
+        event.current_buffer.validate_and_handle()
+
+    return keys
+
+
 def _raw_input() -> Any:
     """The input line's keyboard, kept in raw mode for as long as the session reads it.
 
@@ -407,9 +476,13 @@ def run_workflow(out: Console, wf: Workflow, rt: Runtime, *,
 
         out.print(f"[red]x {escape(texts.DISK_REFUSED.format(error=disk))}[/]")
         return ExitCode.FAILED
-    out.print(texts.CLOSING.format(cost=rt.total_cost(), manifest=rt.manifest_path),
+    from flower.cli.tui.render import closing_line
+
+    if session.quit and not session.exit_watch.claim():
+        threading.Event().wait()  # the watchdog prints the last lines and ends the process
+    out.print(closing_line(rt.total_cost(), rt.manifest_path, session.status.elapsed_s()),
               highlight=False)
-    found = newer.notice(wait=1.0)
+    found = newer.notice(wait=0.0 if session.quit else 1.0)  # Ctrl-C twice waits for nothing
     if found:
         out.print(texts.UPDATE_NOTICE.format(new=found), highlight=False, markup=False)
     if session.quit:
@@ -440,9 +513,10 @@ def run_once(out: Console, rt: Runtime, spec: AgentSpec, prompt: str, *,
     made per event would show elapsed 0:00 and $0.00 forever)."""
     import anyio
 
-    from flower.cli.tui.render import Renderer
+    from flower.cli.tui.render import Renderer, closing_line
 
     render = Renderer(out, verbose=verbose)
+    started = time.monotonic()
 
     async def main() -> Any:
         return await rt.run(spec, prompt, resume=resume, fork=fork, on_event=render)
@@ -454,7 +528,7 @@ def run_once(out: Console, rt: Runtime, spec: AgentSpec, prompt: str, *,
         return ExitCode.INTERRUPTED
     finally:
         rt.close()
-    out.print(texts.CLOSING.format(cost=rt.total_cost(), manifest=rt.manifest_path),
+    out.print(closing_line(rt.total_cost(), rt.manifest_path, time.monotonic() - started),
               highlight=False)
     if result.session_id:
         out.print(texts.ONCE_SESSION.format(session=result.session_id), highlight=False)
