@@ -453,7 +453,8 @@ def _os_error(exc: BaseException) -> OSError | None:
 def run_workflow(out: Console, wf: Workflow, rt: Runtime, *,
                  verbose: bool = False) -> ExitCode:
     """Drive ``wf`` on ``rt`` in this terminal; prints the closing line, returns the exit
-    code (0 done, 1 a step failed or aborted, 130 stopped with Ctrl-C twice)."""
+    code (0 done, 1 a step failed or aborted). Stopped with Ctrl-C twice, the process
+    ends here with 130 (watchdog.py: the exit is bounded, Python's shutdown is not)."""
     import anyio
 
     from flower.core.update import background
@@ -480,13 +481,15 @@ def run_workflow(out: Console, wf: Workflow, rt: Runtime, *,
 
     if session.quit and not session.exit_watch.claim():
         threading.Event().wait()  # the watchdog prints the last lines and ends the process
+    # soft_wrap: a long manifest path is the terminal's to wrap, not cut at the console width
     out.print(closing_line(rt.total_cost(), rt.manifest_path, session.status.elapsed_s()),
-              highlight=False)
+              highlight=False, soft_wrap=True)
     found = newer.notice(wait=0.0 if session.quit else 1.0)  # Ctrl-C twice waits for nothing
     if found:
         out.print(texts.UPDATE_NOTICE.format(new=found), highlight=False, markup=False)
     if session.quit:
         out.print(f"[red]! {texts.STOPPED}[/]")
+        session.exit_watch.leave()  # exit 130 now: no second wait in Python's shutdown
         return ExitCode.INTERRUPTED
     failed = ctx.get("_failed_at")
     if not failed:
@@ -529,7 +532,7 @@ def run_once(out: Console, rt: Runtime, spec: AgentSpec, prompt: str, *,
     finally:
         rt.close()
     out.print(closing_line(rt.total_cost(), rt.manifest_path, time.monotonic() - started),
-              highlight=False)
+              highlight=False, soft_wrap=True)
     if result.session_id:
         out.print(texts.ONCE_SESSION.format(session=result.session_id), highlight=False)
     if not result.ok:

@@ -8,7 +8,10 @@ outer time limit cannot cut a shielded wait short, so the human could be left lo
 a terminal that ignores them. The watchdog here gives the orderly exit ``HARD_EXIT_S``
 and then ends the process itself: the step booked as aborted in the manifest, the run's
 last lines printed (once: whoever claims them first prints them), every child process
-(the CLI, its tools) killed, the terminal's mode restored, exit code 130.
+(the CLI, its tools) killed, the terminal's mode restored, exit code 130. An orderly exit
+that makes it in time ends with ``os._exit`` too (:meth:`ExitWatch.leave`): Python's
+shutdown after it (joining threads, running exit hooks) took another 1-2 s on a loaded
+machine, and a daemon thread cannot run once that has begun.
 """
 
 from __future__ import annotations
@@ -79,7 +82,7 @@ class ExitWatch:
         if self.claim():
             with contextlib.suppress(BaseException):
                 lines = self.last_lines()
-        kill_children()
+        kill_children(signal.SIGKILL)
         _restore(self._mode)
         if lines:
             # the input line and the status bar under it are still drawn: erase them first
@@ -89,15 +92,28 @@ class ExitWatch:
         os._exit(EXIT_CODE)
 
 
-def kill_children() -> None:
-    """SIGKILL every process this one started, and theirs (the agent's CLI and the tools it
+    def leave(self) -> None:
+        """The orderly end, once the last lines are printed: stragglers get SIGTERM (what
+        the SDK's exit hook would send them), the output is flushed, exit 130 — now, not
+        after Python's own shutdown, which can take seconds on a loaded machine and during
+        which the watchdog thread can no longer run."""
+        kill_children(signal.SIGTERM)
+        for stream in (sys.stdout, sys.stderr):
+            with contextlib.suppress(Exception):
+                stream.flush()
+        _restore(self._mode)
+        os._exit(EXIT_CODE)
+
+
+def kill_children(sig: int = signal.SIGKILL) -> None:
+    """Signal every process this one started, and theirs (the agent's CLI and the tools it
     runs), deepest first. Linux reads ``/proc``; elsewhere the SDK's own list of live CLIs."""
     pids = _descendants(os.getpid())
     if not pids:
         pids = _sdk_children()
     for pid in reversed(pids):
         with contextlib.suppress(OSError):
-            os.kill(pid, signal.SIGKILL)
+            os.kill(pid, sig)
 
 
 def _descendants(root: int) -> list[int]:
