@@ -91,7 +91,6 @@ class ExitWatch:
                 _write_all(sys.__stdout__.fileno() if sys.__stdout__ else 1, text.encode())
         os._exit(EXIT_CODE)
 
-
     def leave(self) -> None:
         """The orderly end, once the last lines are printed: stragglers get SIGTERM (what
         the SDK's exit hook would send them), the output is flushed, exit 130 — now, not
