@@ -42,13 +42,16 @@ def dirs(g: Globals) -> tuple[Path, Path]:
 
 
 def console() -> Console:
-    """The one console: width clamped to 40–110 columns; plain when not a terminal."""
+    """The one console: width clamped to 40–110 columns; plain when not a terminal, and
+    then no line is wrapped either (a pipe or a log file gets every line whole)."""
     import shutil
 
     from rich.console import Console
 
     width = max(40, min(shutil.get_terminal_size((100, 24)).columns, 110))
-    return Console(highlight=False, width=width)
+    out = Console(highlight=False, width=width)
+    out.soft_wrap = not out.is_terminal
+    return out
 
 
 def escape(text: str) -> str:

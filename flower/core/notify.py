@@ -32,6 +32,7 @@ import queue
 import re
 import signal
 import subprocess
+import sys
 import tempfile
 import threading
 import time
@@ -144,6 +145,21 @@ class Notifier:
         self._newest = note
         self._queue.put(note)
 
+    def send_detached(self, event: str, text: str) -> None:
+        """The run's end when the process is about to end at once (Ctrl-C twice ends it
+        within a bound, watchdog.py): the command starts in a session of its own under a
+        small supervisor that still kills it after ``kill_after_s``, nothing waits for it,
+        and notifications still queued are dropped. A failure here cannot be reported."""
+        with self._lock:
+            self._deadline = time.monotonic()  # the worker starts nothing more
+        note = Note(event, redact_keys(text, self._secrets))
+        with contextlib.suppress(OSError):
+            subprocess.Popen([sys.executable, "-c", _SUPERVISOR, self.command,
+                              str(self.kill_after_s)], env=self.env_for(note),
+                             cwd=self.workspace, stdin=subprocess.DEVNULL,
+                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                             start_new_session=True)
+
     def close(self) -> None:
         """Wait for the queued notifications, the run's end last among them, at most
         ``kill_after_s + grace_s``; a command running when that passes is killed."""
@@ -214,6 +230,19 @@ class Notifier:
         err.seek(0)
         lines = err.read().decode("utf-8", "replace").strip().splitlines()
         return redact_keys(lines[-1][:_TAIL_CHARS], self._secrets) if lines else ""
+
+
+#: Runs ``sh -c CMD`` in a process group of its own and kills the group after the bound,
+#: for a notification that outlives flower's process (``send_detached``).
+_SUPERVISOR = """
+import os, signal, subprocess, sys
+p = subprocess.Popen(["sh", "-c", sys.argv[1]], start_new_session=True,
+                     stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL)
+try:
+    p.wait(timeout=float(sys.argv[2]))
+except subprocess.TimeoutExpired:
+    os.killpg(p.pid, signal.SIGKILL)
+"""
 
 
 def _kill_group(proc: subprocess.Popen[bytes]) -> None:

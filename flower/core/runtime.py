@@ -259,17 +259,18 @@ class Runtime:
         says how to go on (``interrupt("")`` = just continue). Safe from any thread."""
         self._interrupt.hold()
 
-    def rescue(self) -> None:
-        """Best-effort bookkeeping before the process dies (SIGHUP/SIGTERM handlers).
+    def rescue(self, error: str | None = None) -> None:
+        """Best-effort bookkeeping before the process dies (SIGHUP/SIGTERM handlers, or a
+        terminal ending the process after Ctrl-C twice).
 
-        Records the in-flight step as ``killed-by-signal``. Never raises, never waits on a
-        lock this very process might be holding.
+        Records the in-flight step as ``error`` (default ``killed-by-signal``). Never raises,
+        never waits on a lock this very process might be holding.
         """
         try:
             rows = [r.row(self.run_id) for r in self.results]
             cur = self._current
-            if cur is not None:
-                dead = replace(cur, error=self.KILLED, ok=False, ended_at=time.time(),
+            if cur is not None and all(r is not cur for r in self.results):
+                dead = replace(cur, error=error or self.KILLED, ok=False, ended_at=time.time(),
                                errors=list(cur.errors), retired=list(cur.retired))
                 rows.append(dead.row(self.run_id))
             self._manifest.write(rows, blocking=False)

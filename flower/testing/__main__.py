@@ -1,6 +1,7 @@
-"""``python -m flower.testing --script FILE.json [--port N] [--log FILE]``: serve a scripted
-fake Anthropic API until SIGINT/SIGTERM. Prints the base URL (one line on stdout) first, so a
-wrapper can read it and export ``ANTHROPIC_BASE_URL``. Script format: docs/testing.md."""
+"""``python -m flower.testing --script FILE.json [--port N] [--log FILE] [--no-auxiliary]``:
+serve a scripted fake Anthropic API until SIGINT/SIGTERM. Prints the base URL (one line on
+stdout) first, so a wrapper can read it and export ``ANTHROPIC_BASE_URL``. Script format:
+docs/testing.md."""
 
 from __future__ import annotations
 
@@ -70,6 +71,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--port", type=int, default=0, help="port (default: a free one)")
     ap.add_argument("--host", default="127.0.0.1")
     ap.add_argument("--log", type=Path, help="append one JSON line per request to this file")
+    ap.add_argument("--no-auxiliary", action="store_true",
+                    help="script every request: the CLI's title and quota requests and "
+                         "flower's credential probe pop steps too (default: answered by "
+                         "the fake itself)")
     args = ap.parse_args(argv)
     script = None
     if args.script:
@@ -88,7 +93,8 @@ def main(argv: list[str] | None = None) -> int:
                 log.write(json.dumps(req.to_json(), ensure_ascii=False) + "\n")
                 log.flush()
 
-    fake = FakeServer(port=args.port, host=args.host, on_request=on_request)
+    fake = FakeServer(port=args.port, host=args.host, on_request=on_request,
+                      auxiliary=not args.no_auxiliary)
     if script is not None:
         load_script(fake, script)
     done = threading.Event()
@@ -103,7 +109,8 @@ def main(argv: list[str] | None = None) -> int:
     fake.stop()
     if log is not None:
         log.close()
-    print(f"served {len(fake.message_requests())} model turns, "
+    print(f"served {len(fake.message_requests())} model turns "
+          f"(+{len(fake.auxiliary_requests())} auxiliary), "
           f"{fake.remaining()} steps left, {fake.exhausted} exhausted", file=sys.stderr)
     return 0
 

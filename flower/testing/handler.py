@@ -15,7 +15,7 @@ from http.server import BaseHTTPRequestHandler
 from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qsl, urlsplit
 
-from flower.testing import sse
+from flower.testing import auxiliary, sse
 from flower.testing.request import Headers, Request
 from flower.testing.script import (
     EXHAUSTED_TEXT,
@@ -153,9 +153,17 @@ class Handler(BaseHTTPRequestHandler):
             method=self.command, path=parts.path, query=dict(parse_qsl(parts.query)),
             headers=Headers(list(self.headers.items())), raw=raw, body=body, time=time.time(),
         )
-        fake._record(req)
         path = parts.path.rstrip("/")
+        aside = None
+        if fake.auxiliary and req.is_message:  # marked before a waiter can see it
+            aside = auxiliary.kind(req)
+            if aside is not None:
+                req.extra["auxiliary"] = aside
+        fake._record(req)
         if self.command == "POST" and path.endswith("/v1/messages"):
+            if aside is not None:  # the CLI's or flower's own request: no step for it
+                self._play(req, auxiliary.answer(aside), None)
+                return
             step, route = fake._next_step(req)
             self._play(req, step, route)
         elif self.command == "POST" and path.endswith("/v1/messages/count_tokens"):

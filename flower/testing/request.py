@@ -110,6 +110,12 @@ class Request:
         """A model turn (``POST /v1/messages``), as opposed to count_tokens or a probe."""
         return self.method == "POST" and self.path.rstrip("/").endswith("/v1/messages")
 
+    @property
+    def auxiliary(self) -> str | None:
+        """``"title"``, ``"probe"`` or ``"quota"`` when the fake answered this request on
+        its own (it was no turn of the script); None otherwise."""
+        return self.extra.get("auxiliary")
+
     def text(self) -> str:
         """Every message's text (incl. tool_result contents and role:system entries), joined."""
         return "\n".join(t for m in self.messages for t in _content_text(m.get("content")))

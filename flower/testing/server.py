@@ -62,10 +62,14 @@ class FakeServer:
     """Scripted fake Anthropic API. See docs/testing.md."""
 
     def __init__(self, port: int = 0, host: str = "127.0.0.1",
-                 on_request: Callable[[Request], None] | None = None) -> None:
+                 on_request: Callable[[Request], None] | None = None, *,
+                 auxiliary: bool = True) -> None:
         self.host = host
         self.port = port
         self.on_request = on_request
+        # answer the CLI's title/quota requests and flower's probe without a step
+        # (flower/testing/auxiliary.py); False scripts them like any other request
+        self.auxiliary = auxiliary
         self.errors: list[str] = []  # unexpected handler/predicate errors (never raised)
         self.exhausted = 0  # message requests answered because no step was available
         self._lock = threading.RLock()
@@ -291,10 +295,19 @@ class FakeServer:
         with self._lock:
             return list(self._requests)
 
-    def message_requests(self, session_id: str | None = None) -> list[Request]:
-        """Only model turns (``POST /v1/messages``), optionally for one session."""
+    def message_requests(self, session_id: str | None = None, *,
+                         auxiliary: bool = False) -> list[Request]:
+        """Only model turns (``POST /v1/messages``), optionally for one session. The
+        requests the fake answered on its own (a title, a probe) are left out unless
+        ``auxiliary=True``: they are not turns of the script."""
         return [r for r in self.requests if r.is_message
+                and (auxiliary or not r.auxiliary)
                 and (session_id is None or r.session_id == session_id)]
+
+    def auxiliary_requests(self) -> list[Request]:
+        """The requests the fake answered on its own, oldest first (``Request.auxiliary``
+        says which kind each was)."""
+        return [r for r in self.requests if r.auxiliary]
 
     def last_request(self, session_id: str | None = None) -> Request | None:
         """The newest model turn (optionally for one session), or None."""
@@ -308,7 +321,7 @@ class FakeServer:
         deadline = time.monotonic() + timeout
 
         def matching() -> list[Request]:
-            return [r for r in self._requests if r.is_message
+            return [r for r in self._requests if r.is_message and not r.auxiliary
                     and (predicate is None or predicate(r))]
 
         with self._cond:

@@ -460,4 +460,13 @@ LOG_KILLED = "进程被信号终止(SIGTERM/SIGHUP),这一步没做完"
 LOG_INTERRUPTED = "被人打断,接着做了"
 LOG_HANDOFF_DUE = "上下文满了,换代接着做"
 
+# the terminal of a run: the closing line's elapsed part, the status bar's names for the
+# human tools (a person reads "waiting for your answer", not mcp__human__ask), and the
+# second half of a typed remark's receipt (where the remark was kept)
+CLOSING_ELAPSED = " · 用时 {elapsed}"
+STATUS_TOOL_ASK = "等你回答"
+STATUS_TOOL_INBOX = "看收件箱"
+UI_MAIL_KEPT = "已追加到 {path}"
+UI_MAIL_NOT_KEPT = "没有需求文档可追加,只送到 agent 那里"
+
 __all__ = [name for name in dir() if name.isupper()]

@@ -82,6 +82,9 @@ def main() -> int:
     wf = Workflow(gate if mode == "printing" else None)
     session = Session(Console(), Runtime(gate if mode == "between" else None))  # type: ignore[arg-type]
     wf.session = session
+    # this child ends by itself, with QUIT; the bound on a real run's exit (watchdog.py)
+    # is what tests/e2e/test_terminal_stress.py checks
+    session.exit_watch.arm = lambda seconds=0.0: None  # type: ignore[method-assign]
     anyio.run(session.drive, wf)
     if session.quit:
         say("QUIT")

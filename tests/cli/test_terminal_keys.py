@@ -10,15 +10,12 @@ a gate the test opens exactly inside each instant, so the key provably lands the
 from __future__ import annotations
 
 import os
-import pty
-import re
-import subprocess
 import sys
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from ptyterm import Pty, term_env
 
 from flower import texts
 
@@ -27,54 +24,20 @@ CHILD = str(Path(__file__).with_name("terminal_child.py"))
 MARK = "a line printed above the input line"
 
 
-class Terminal:
-    """``terminal_child.py MODE`` on a pty (not its controlling terminal, like the e2e test);
-    ``release()`` opens the child's gate once."""
+class Terminal(Pty):
+    """``terminal_child.py MODE`` on a pty; ``release()`` opens the child's gate once."""
 
     def __init__(self, mode: str) -> None:
-        master, slave = pty.openpty()
         self.gate_r, self.gate_w = os.pipe()
-        env = {**os.environ, "TERM": "xterm-256color", "COLUMNS": "120", "LINES": "40",
-               "PROMPT_TOOLKIT_NO_CPR": "1"}
-        self.master = master
-        self.proc = subprocess.Popen([sys.executable, CHILD, mode, str(self.gate_r)],
-                                     stdin=slave, stdout=slave, stderr=slave, env=env,
-                                     pass_fds=(self.gate_r,), start_new_session=True)
-        os.close(slave)
-        self.buf = ""
-        self.cond = threading.Condition()
-        threading.Thread(target=self._pump, daemon=True).start()
-
-    def _pump(self) -> None:
-        while True:
-            try:
-                data = os.read(self.master, 4096)
-            except OSError:
-                data = b""
-            with self.cond:
-                self.buf += data.decode("utf-8", "replace") if data else "\0EOF"
-                self.cond.notify_all()
-            if not data:
-                return
-
-    def expect(self, text: str) -> None:
-        with self.cond:
-            plain = lambda: re.sub(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b[@-_]|\r", "",  # noqa: E731
-                                   self.buf)
-            self.cond.wait_for(lambda: text in plain() or "\0EOF" in self.buf, WAIT)
-            assert text in plain(), f"{text!r} never appeared; output:\n{plain()}"
-
-    def type(self, keys: str) -> None:
-        os.write(self.master, keys.encode())
+        super().__init__([sys.executable, CHILD, mode, str(self.gate_r)], term_env(),
+                         pass_fds=(self.gate_r,))
 
     def release(self) -> None:
         os.write(self.gate_w, b".")
 
     def close(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.kill()
-        self.proc.wait(10)
-        for fd in (self.master, self.gate_r, self.gate_w):
+        super().close()
+        for fd in (self.gate_r, self.gate_w):
             os.close(fd)
 
 

@@ -159,7 +159,6 @@ def test_setup_with_piped_input(fake: FakeServer, workspace: Path, cli_env: dict
     probe's verdict is shown — the token itself never is."""
     for key in ("ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL"):
         monkeypatch.delenv(key)
-    fake.script("hi")  # the probe's one tiny request
     token = "sk-ant-test-0123456789abcdef"
     out = flower(workspace, "setup", stdin=f"{token}\n{fake.url}/v1\n\n")
     assert out.returncode == 0, out.stdout + out.stderr
@@ -170,7 +169,8 @@ def test_setup_with_piped_input(fake: FakeServer, workspace: Path, cli_env: dict
     assert f"ANTHROPIC_BASE_URL={fake.url}\n" in written  # the pasted /v1 was dropped
     assert token not in out.stdout + out.stderr
     assert texts.SETUP_PROBE_OK.split("{")[0].strip() in out.stdout
-    assert fake.message_requests()[0].headers.get("x-api-key") == token
+    (probe,) = fake.auxiliary_requests()  # the probe's one tiny request, answered by the fake
+    assert probe.headers.get("x-api-key") == token
 
 
 def test_piped_stdin_is_a_script_of_answers(fake: FakeServer, workspace: Path,

@@ -10,14 +10,12 @@ from __future__ import annotations
 
 import json
 import os
-import pty
-import re
-import subprocess
 import sys
 import threading
 from pathlib import Path
 
 import pytest
+from ptyterm import Pty, term_env
 
 from flower import texts
 from flower.testing import FakeServer, Request, reply, tool_use
@@ -31,6 +29,12 @@ GOAL = "## 目标\n小工具能跑\n## 判定清单\n- tool.py 存在"
 
 def first(rules: str) -> str:
     return rules.strip().splitlines()[0]
+
+
+def status_bars(lines: list[str]) -> list[str]:
+    """The status bar's lines among ``lines`` (``  - 上下文 … · 累计 $…``)."""
+    head = "- " + texts.STATUS.split("{")[0]
+    return [line for line in lines if line.lstrip().startswith(head)]
 
 
 class Brain:
@@ -72,76 +76,27 @@ class Brain:
         return reply(f"WORK-TURN-{n}")
 
 
-class Pty:
-    """A child process on a pty; everything it prints is collected for ``expect``."""
-
-    def __init__(self, argv: list[str], cwd: Path, env: dict[str, str]) -> None:
-        master, slave = pty.openpty()
-        self.master = master
-        self.proc = subprocess.Popen(argv, cwd=cwd, env=env, stdin=slave, stdout=slave,
-                                     stderr=slave, start_new_session=True)
-        os.close(slave)
-        self.buf = ""
-        self.cond = threading.Condition()
-        threading.Thread(target=self._pump, daemon=True).start()
-
-    def _pump(self) -> None:
-        while True:
-            try:
-                data = os.read(self.master, 4096)
-            except OSError:
-                data = b""
-            with self.cond:
-                if not data:
-                    self.buf += "\0EOF"
-                    self.cond.notify_all()
-                    return
-                self.buf += data.decode("utf-8", "replace")
-                self.cond.notify_all()
-
-    def expect(self, text: str, after: int = 0, timeout: float = WAIT) -> int:
-        """Wait until ``text`` appears after offset ``after``; returns the offset past it."""
-        with self.cond:
-            ok = self.cond.wait_for(lambda: text in _plain(self.buf[after:])
-                                    or "\0EOF" in self.buf, timeout)
-            plain = _plain(self.buf[after:])
-            if not ok or text not in plain:
-                raise AssertionError(f"{text!r} never appeared; output:\n{_plain(self.buf)}")
-            return len(self.buf)
-
-    def type(self, keys: str) -> None:
-        os.write(self.master, keys.encode())
-
-    def close(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.kill()
-        self.proc.wait(10)
-        os.close(self.master)
-
-
-def _plain(text: str) -> str:
-    return re.sub(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b[@-_]|\r", "", text)
-
-
 @pytest.fixture
-def term_env(cli_env: dict[str, str]) -> dict[str, str]:
-    return {**os.environ, "TERM": "xterm-256color", "COLUMNS": "120", "LINES": "40",
-            "PROMPT_TOOLKIT_NO_CPR": "1", "FLOWER_NO_PROBE": "1"}
+def tty_env(cli_env: dict[str, str]) -> dict[str, str]:
+    return term_env(dict(os.environ), cpr=True, FLOWER_NO_PROBE="1")
 
 
-def test_interactive_run(fake: FakeServer, workspace: Path, term_env: dict[str, str]) -> None:
+def test_interactive_run(fake: FakeServer, workspace: Path, tty_env: dict[str, str]) -> None:
     brain = Brain()
     fake.fallback(brain)
-    term = Pty([sys.executable, "-m", "flower", "--timeout", "30", "做个小工具"], workspace,
-               term_env)
+    term = Pty([sys.executable, "-m", "flower", "--timeout", "30", "做个小工具"], tty_env,
+               workspace)
     try:
         at = term.expect(f"? {QUESTION}")
+        bar = term.expect_screen(lambda lines: any(texts.STATUS_TOOL_ASK in line
+                                                   for line in status_bars(lines)))
+        assert not [line for line in status_bars(bar) if "mcp__" in line]
         term.type("1\r")  # a number picks the option
         at = term.expect(f"+ {OPTIONS[0]}", at)
         assert brain.arrived[0].wait(WAIT)  # the coordinator's first turn is in flight
 
         term.type("顺便支持命令行参数\r")  # no question pending: an added requirement
-        at = term.expect("收到", at)
+        at = term.expect(texts.UI_MAIL_KEPT.format(path=".flower/notes/需求.md"), at)
         term.type("？现在到哪了\r")  # full-width: an aside, not a requirement
         at = term.expect("ORACLE: 协调者正在等第一个活的结果", at)
         brain.gates[0].set()
@@ -163,10 +118,21 @@ def test_interactive_run(fake: FakeServer, workspace: Path, term_env: dict[str, 
         term.type("\x03")  # again while it waits for words: stop
         assert term.proc.wait(WAIT) == 130
         brain.gates[3].set()
+        term.eof(WAIT)
     finally:
         for gate in brain.gates:
             gate.set()
         term.close()
+
+    seen = term.lines()  # what a person scrolling back sees
+    prompts = {texts.PROMPT_IDLE.strip(), texts.PROMPT_INTERRUPTED.strip(),
+               texts.PROMPT_ANSWER.strip()}
+    assert not [line for line in seen if line.strip() in prompts]  # no empty input line left
+    assert not status_bars(seen)  # nor the status bar
+    assert any("顺便支持命令行参数" in line for line in seen)  # a typed line stays
+    (closing,) = [line for line in seen if line.startswith(texts.CLOSING.split("$")[0])]
+    assert texts.CLOSING_ELAPSED.split("{")[0] in closing
+    assert seen[-1].endswith(texts.STOPPED)
 
     notes = workspace / ".flower" / "notes"
     assert "顺便支持命令行参数" in (notes / "需求.md").read_text()

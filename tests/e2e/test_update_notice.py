@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from test_terminal import Pty, _plain
+from ptyterm import Pty, plain
 
 from flower import texts
 from flower.testing import FakeServer, reply
@@ -92,14 +92,14 @@ def pty_run(tmp_path: Path, workspace: Path, env: dict[str, str]) -> str:
     (workspace / "flows.py").write_text(FLOWS)
     site = tmp_path / "site"
     site.mkdir(exist_ok=True)
-    term = Pty([sys.executable, LAUNCHER, str(site), "run", "flows.py:wf"], workspace, env)
+    term = Pty([sys.executable, LAUNCHER, str(site), "run", "flows.py:wf"], env, workspace)
     try:
         term.expect(texts.CLOSING.split("$")[0])
         assert term.proc.wait(60) == 0
-        term.expect("\0EOF")
+        term.eof()
     finally:
         term.close()
-    return _plain(term.buf).replace("\0EOF", "")
+    return plain(term.buf).replace("\0EOF", "")
 
 
 def test_check_reports_a_newer_commit_then_the_latest(source: dict, env: dict[str, str],

@@ -77,6 +77,32 @@ def json_text(doc: Any, secrets: Iterable[str] = (), **dump: Any) -> str:
     return _C1.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
 
 
+def closing_line(cost: float, manifest: Any, elapsed_s: float | None = None, *,
+                 cap: float | None = None) -> str:
+    """A run's last line: what it cost (against the budget, with one), where its book is
+    and, for a run that ran, how long it took. Every way a run in this terminal ends prints
+    it from here."""
+    line = texts.CLOSING.format(cost=cost, manifest=manifest) if cap is None else \
+        texts.CLOSING_CAPPED.format(cost=cost, cap=cap, manifest=manifest)
+    if elapsed_s is not None:
+        from flower.cli.tui.log_view import fmt_duration
+
+        line += texts.CLOSING_ELAPSED.format(elapsed=fmt_duration(elapsed_s))
+    return line
+
+
+def _near(path: str) -> str:
+    """``path`` relative to the working directory when it lies inside it (``.flower/…``
+    reads better than the absolute path the channel keeps)."""
+    import os
+
+    try:
+        rel = os.path.relpath(path)
+    except ValueError:  # another drive
+        return path
+    return path if rel.startswith("..") else rel
+
+
 class Renderer:
     """Prints events as they come (a callable ``on_event``)."""
 
@@ -96,7 +122,10 @@ class Renderer:
     def line(self, text: str, style: str = "") -> None:
         from rich.text import Text
 
-        self.console.print(Text(clean(text), style=style), soft_wrap=False, overflow="fold")
+        # a terminal folds a long line at its width; a pipe or a file gets it whole
+        tty = self.console.is_terminal
+        self.console.print(Text(clean(text), style=style), soft_wrap=not tty,
+                           overflow="fold" if tty else None)
 
     def block(self, text: str, indent: str, style: str = "", limit: int | None = None) -> None:
         lines = clean(text).strip("\n").splitlines()
@@ -244,7 +273,10 @@ class Renderer:
         p = ev.payload
         if p.get("kind") == "mail":
             if p.get("state") == "queued":
-                self.line(f"  + {texts.UI_MAIL_RECEIVED}", "green")
+                kept = p.get("amended")
+                where = (texts.UI_MAIL_KEPT.format(path=_near(kept)) if kept
+                         else texts.UI_MAIL_NOT_KEPT)
+                self.line(f"  + {texts.UI_MAIL_RECEIVED} · {where}", "green")
             return
         state = p.get("state")
         if state == "asked":

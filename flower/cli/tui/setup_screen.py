@@ -368,6 +368,7 @@ def ensure_credentials(console: Console, *, interactive: bool, probe: bool = Tru
             _say(console, texts.SETUP_PROBE_NET.format(detail=_net_detail(detail)), "dim")
             return True
         if verdict not in (envmod.PROBE_AUTH, envmod.PROBE_CONFIG):
+            _say(console, texts.SETUP_PROBE_OK, "green")  # the probe line gets its answer
             return True
         _say_rejected(console, verdict, detail)
         if attempt == 2:

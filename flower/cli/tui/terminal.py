@@ -12,7 +12,8 @@ keystrokes. A submitted line is routed:
 
 Ctrl-C once stops the current turn at once and waits for the human's words (Enter = just
 carry on); pressed again while it waits (or twice within 2 s) it ends the run with exit code
-130, the manifest written.
+130, the manifest written — within ``watchdog.HARD_EXIT_S`` even when the SDK's shielded
+disconnect would take far longer.
 
 Piped stdin is a script of answers: each line answers the next question; at EOF every
 later question falls through at once ("nobody answered") — a pipe never makes a run wait.
@@ -26,10 +27,13 @@ import signal
 import sys
 import threading
 import time
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from flower import texts
 from flower.cli.exitcodes import ExitCode
+from flower.core.human import INBOX_NAME as INBOX_TOOL
+from flower.core.human import TOOL_NAME as ASK_TOOL
 from flower.errors import one_line
 from flower.usage import human_tokens
 
@@ -49,14 +53,21 @@ ASIDE_WAIT_S = 120.0
 
 class Status:
     """What the bottom bar shows: context, cost so far, elapsed, the tool running now —
-    and with a cap, the task's spend and working time against it (``ledger``)."""
+    and with a cap, the task's spend and working time against it (``ledger``).
 
-    def __init__(self, ledger: Any = None) -> None:
+    ``stored_context(session_id)`` is the context a stored session last held: a step that
+    resumes a session (a wake, above all) starts the bar there, not at 0, until its first
+    answer brings a fresh reading."""
+
+    def __init__(self, ledger: Any = None,
+                 stored_context: Callable[[str], int] | None = None) -> None:
         self.started = time.monotonic()
         self.cost = 0.0
         self.context = 0
         self.tool = ""
         self.ledger = ledger
+        self.stored_context = stored_context
+        self._session = ""
 
     def update(self, ev: Event) -> None:
         p = ev.payload
@@ -64,12 +75,30 @@ class Status:
             self.cost += float(p.get("cost_usd") or 0.0)
         if p.get("subagent"):
             return
+        if ev.kind == "system" and ev.text == "init" and p.get("session_id"):
+            self._seed(str(p["session_id"]))
         if p.get("context"):
             self.context = int(p["context"])
         if ev.kind == "tool_call":
-            self.tool = f"{ev.tool} {ev.text}"[:60]
+            # a human tool by what it means: its arguments (the question) are on screen
+            self.tool = _HUMAN_TOOLS.get(ev.tool or "") or f"{ev.tool} {ev.text}"[:60]
         elif ev.kind in ("tool_result", "result"):
             self.tool = ""
+
+    def _seed(self, session_id: str) -> None:
+        """A session starts (or resumes): its stored context, if the store has one."""
+        if session_id == self._session or self.stored_context is None:
+            return
+        self._session = session_id
+        try:
+            stored = int(self.stored_context(session_id) or 0)
+        except Exception:  # the bar is a courtesy: a store hiccup never reaches the run
+            return
+        if stored > 0:
+            self.context = stored
+
+    def elapsed_s(self) -> float:
+        return time.monotonic() - self.started
 
     def line(self) -> str:
         elapsed = int(time.monotonic() - self.started)
@@ -79,7 +108,6 @@ class Status:
         if self.tool:
             parts.append(f"* {self.tool}")
         return "  - " + " · ".join(parts)
-
 
     def _caps_line(self) -> str:
         """With a cap: the task's totals (earlier wakes included) against it; "" without."""
@@ -98,6 +126,9 @@ class Status:
                                           cap=lg.budget_usd, elapsed=elapsed)
 
 
+_HUMAN_TOOLS = {ASK_TOOL: texts.STATUS_TOOL_ASK, INBOX_TOOL: texts.STATUS_TOOL_INBOX}
+
+
 def _event_line(ev: Event) -> str:
     who = "sub" if ev.payload.get("subagent") else "main"
     tag = f"{ev.kind}/{ev.tool}" if ev.tool else ev.kind
@@ -111,16 +142,19 @@ class Session:
     def __init__(self, out: Console, rt: Runtime, *, channel: Any = None,
                  workbench: Any = None, verbose: bool = False, notify: Any = None) -> None:
         from flower.cli.tui.render import Renderer
+        from flower.cli.tui.watchdog import ExitWatch
 
         self.out = out
         self.rt = rt
         self.channel = channel
         self.workbench = workbench
         self.render = Renderer(out, verbose=verbose)
-        self.status = Status(getattr(rt, "ledger", None))
+        self.status = Status(getattr(rt, "ledger", None), getattr(rt, "context_of", None))
         self.notify = notify  # a flower.core.notify.Notifier (--notify), or None
         self.recent: collections.deque[str] = collections.deque(maxlen=ASIDE_EVENTS)
         self.tty = sys.stdin.isatty()
+        # Ctrl-C twice: the last lines and exit 130 within a bound (watchdog.py)
+        self.exit_watch = ExitWatch(self._book_aborted, self.last_lines, tty=self.tty)
         self.spare: list[str] = []  # piped lines waiting for a question
         self.eof = False
         self.holding = False
@@ -207,12 +241,27 @@ class Session:
         self.render.line(f"  {texts.INTERRUPT_SAY}", "yellow")
 
     def stop(self) -> None:
+        """End the run: cancel it, and give that at most ``HARD_EXIT_S`` before the
+        watchdog ends the process (the SDK's shielded disconnect can take far longer)."""
         self.quit = True
+        self.exit_watch.arm()
+        if self.notify is not None:  # the process ends within HARD_EXIT_S: nothing may wait
+            closing, _ = self.last_lines()
+            self.notify.send_detached("stopped", f"{texts.STOPPED} · {closing}")
         if self.holding:
             self.holding = False
             self.rt.interrupt("")
         if self._main_scope is not None:
             self._main_scope.cancel()
+
+    def last_lines(self) -> list[str]:
+        """The lines a run stopped by Ctrl-C twice ends with, as plain text."""
+        return [run_closing(self.rt, self.status.elapsed_s()), f"! {texts.STOPPED}"]
+
+    def _book_aborted(self, error: str) -> None:
+        rescue = getattr(self.rt, "rescue", None)
+        if rescue is not None:
+            rescue(error)
 
     # -- asides -----------------------------------------------------------------------------
 
@@ -261,9 +310,11 @@ class Session:
         from prompt_toolkit import PromptSession
 
         keys = _raw_input()
-        session: Any = PromptSession(input=keys)
+        session: Any = PromptSession(input=keys, erase_when_done=True,
+                                     key_bindings=_keep_typed_lines())
         with keys.raw_mode() if keys is not None else contextlib.nullcontext():
             while True:
+                session.app.erase_when_done = True
                 try:
                     line = await session.prompt_async(self.prompt_text,
                                                       bottom_toolbar=self.status.line,
@@ -358,6 +409,24 @@ def _on_sigint(loop: Any, handler: Any) -> None:
         pass
 
 
+def _keep_typed_lines() -> Any:
+    """Enter on a line with words leaves it above the output (what the human said stays
+    in the scrollback); every other way the input line ends — Ctrl-C, an empty Enter, the
+    run's end — erases it together with the status bar, so neither is left behind."""
+    from prompt_toolkit.enums import DEFAULT_BUFFER
+    from prompt_toolkit.filters import has_focus
+    from prompt_toolkit.key_binding import KeyBindings
+
+    keys = KeyBindings()
+
+    @keys.add("enter", filter=has_focus(DEFAULT_BUFFER))
+    def _(event: Any) -> None:
+        event.app.erase_when_done = not event.current_buffer.text.strip()
+        event.current_buffer.validate_and_handle()
+
+    return keys
+
+
 def _raw_input() -> Any:
     """The input line's keyboard, kept in raw mode for as long as the session reads it.
 
@@ -404,14 +473,16 @@ def _os_error(exc: BaseException) -> OSError | None:
     return None
 
 
-def closing_line(rt: Runtime) -> str:
-    """The run's last line: what it cost and where its manifest is. With a budget the cost
-    is the task's (earlier wakes included), shown against the cap."""
+def run_closing(rt: Runtime, elapsed_s: float | None = None) -> str:
+    """The run's last line for ``rt``: with a budget the cost is the task's (earlier wakes
+    included), shown against the cap; ``render.closing_line`` words it."""
+    from flower.cli.tui.render import closing_line
+
     ledger = getattr(rt, "ledger", None)
     if ledger is not None and ledger.budget_usd is not None:
-        return texts.CLOSING_CAPPED.format(cost=ledger.total_usd, cap=ledger.budget_usd,
-                                           manifest=rt.manifest_path)
-    return texts.CLOSING.format(cost=rt.total_cost(), manifest=rt.manifest_path)
+        return closing_line(ledger.total_usd, rt.manifest_path, elapsed_s,
+                            cap=ledger.budget_usd)
+    return closing_line(rt.total_cost(), rt.manifest_path, elapsed_s)
 
 
 def _cap_stop(rt: Runtime) -> str:
@@ -427,8 +498,10 @@ def _cap_stop(rt: Runtime) -> str:
 def run_workflow(out: Console, wf: Workflow, rt: Runtime, *,
                  verbose: bool = False, notify: Any = None) -> ExitCode:
     """Drive ``wf`` on ``rt`` in this terminal; prints the closing line, returns the exit
-    code (0 done, 1 a step failed or aborted, 130 stopped with Ctrl-C twice). ``notify``
-    (``--notify``) sees every event and is sent the end with the line printed for it."""
+    code (0 done, 1 a step failed or aborted). Stopped with Ctrl-C twice, the process
+    ends here with 130 (watchdog.py: the exit is bounded, Python's shutdown is not).
+    ``notify`` (``--notify``) sees every event and is sent the end with the line printed
+    for it."""
     import anyio
 
     from flower.core.notify import outcome
@@ -454,14 +527,17 @@ def run_workflow(out: Console, wf: Workflow, rt: Runtime, *,
         out.print(f"[red]x {escape(texts.DISK_REFUSED.format(error=disk))}[/]")
         _ended(notify, "failed", texts.DISK_REFUSED.format(error=disk))
         return ExitCode.FAILED
-    closing = closing_line(rt)
-    out.print(closing, highlight=False)
-    found = newer.notice(wait=1.0)
+    if session.quit and not session.exit_watch.claim():
+        threading.Event().wait()  # the watchdog prints the last lines and ends the process
+    # soft_wrap: a long manifest path is the terminal's to wrap, not cut at the console width
+    closing = run_closing(rt, session.status.elapsed_s())
+    out.print(closing, highlight=False, soft_wrap=True)
+    found = newer.notice(wait=0.0 if session.quit else 1.0)  # Ctrl-C twice waits for nothing
     if found:
         out.print(texts.UPDATE_NOTICE.format(new=found), highlight=False, markup=False)
     if session.quit:
         out.print(f"[red]! {texts.STOPPED}[/]")
-        _ended(notify, "stopped", texts.STOPPED, closing)
+        session.exit_watch.leave()  # exit 130 now: no second wait in Python's shutdown
         return ExitCode.INTERRUPTED
     failed = ctx.get("_failed_at")
     if not failed:
@@ -507,6 +583,7 @@ def run_once(out: Console, rt: Runtime, spec: AgentSpec, prompt: str, *,
     from flower.cli.tui.render import Renderer
 
     render = Renderer(out, verbose=verbose)
+    started = time.monotonic()
 
     async def main() -> Any:
         return await rt.run(spec, prompt, resume=resume, fork=fork, on_event=render)
@@ -518,7 +595,7 @@ def run_once(out: Console, rt: Runtime, spec: AgentSpec, prompt: str, *,
         return ExitCode.INTERRUPTED
     finally:
         rt.close()
-    out.print(closing_line(rt), highlight=False)
+    out.print(run_closing(rt, time.monotonic() - started), highlight=False, soft_wrap=True)
     if result.session_id:
         out.print(texts.ONCE_SESSION.format(session=result.session_id), highlight=False)
     if not result.ok:
