@@ -154,11 +154,11 @@ class Notifier:
             self._deadline = time.monotonic()  # the worker starts nothing more
         note = Note(event, redact_keys(text, self._secrets))
         with contextlib.suppress(OSError):
-            subprocess.Popen([sys.executable, "-c", _SUPERVISOR, self.command,
+            DETACHED.add(subprocess.Popen([sys.executable, "-c", _SUPERVISOR, self.command,
                               str(self.kill_after_s)], env=self.env_for(note),
                              cwd=self.workspace, stdin=subprocess.DEVNULL,
                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                             start_new_session=True)
+                             start_new_session=True).pid)
 
     def close(self) -> None:
         """Wait for the queued notifications, the run's end last among them, at most
@@ -232,6 +232,9 @@ class Notifier:
         return redact_keys(lines[-1][:_TAIL_CHARS], self._secrets) if lines else ""
 
 
+#: The supervisors ``send_detached`` started: a hard exit that kills this process's
+#: children (cli/tui/watchdog.py) spares them, as they are meant to outlive it.
+DETACHED: set[int] = set()
 #: Runs ``sh -c CMD`` in a process group of its own and kills the group after the bound,
 #: for a notification that outlives flower's process (``send_detached``).
 _SUPERVISOR = """

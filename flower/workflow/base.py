@@ -341,6 +341,9 @@ async def _book_rejected(step: Step, result: StepResult, runtime: Runtime, ctx: 
     in ``ctx["_results"]`` and in the manifest row alike — otherwise the abort line has
     nothing to say and ``flower log`` books the step as a success."""
     why = ctx.get("_aborted") or ""
+    stopped = getattr(getattr(runtime, "ledger", None), "stopped", None)
+    if stopped in CAP_ERRORS:  # the gate (a judge) stopped at a cap: the row says which
+        why = stopped
     if not why and step.explain is not None:
         why = await _maybe_await(step.explain(result, ctx)) or ""
     result.ok = False

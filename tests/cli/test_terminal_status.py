@@ -24,7 +24,7 @@ def init(session: str) -> Event:
 def test_a_resumed_session_starts_the_bar_at_its_stored_context() -> None:
     """A wake resumes a session holding 13.3K: the bar says so before the first answer."""
     asked: list[str] = []
-    status = Status(lambda sid: asked.append(sid) or 13_300)
+    status = Status(stored_context=lambda sid: asked.append(sid) or 13_300)
     assert texts.STATUS.split("{")[0] + "0 " in status.line()
     status.update(init("sess-1"))
     assert "13.3K" in status.line()
@@ -34,7 +34,7 @@ def test_a_resumed_session_starts_the_bar_at_its_stored_context() -> None:
 
 
 def test_a_new_session_with_nothing_stored_keeps_the_reading() -> None:
-    status = Status(lambda sid: 0)
+    status = Status(stored_context=lambda sid: 0)
     status.update(Event("text", text="hi", payload={"context": 5_000}))
     status.update(init("fresh"))
     assert "5.0K" in status.line()
@@ -44,7 +44,7 @@ def test_a_store_that_fails_never_breaks_the_bar() -> None:
     def broken(sid: str) -> int:
         raise OSError("disk")
 
-    status = Status(broken)
+    status = Status(stored_context=broken)
     status.update(init("s"))
     assert texts.STATUS.split("{")[0] + "0 " in status.line()
 

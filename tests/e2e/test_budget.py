@@ -184,7 +184,9 @@ async def test_the_judge_counts_against_the_budget(
     finally:
         rt.close()
     got = {r.step: r for r in rt.results}
-    assert got["干活"].ok and got["干活·判定#1"].error == "budget"
+    # the work step's row says why the run stopped, as the judge's does
+    assert (got["干活"].ok, got["干活"].error) == (False, "budget")
+    assert got["干活·判定#1"].error == "budget"
     assert "干活#round2" not in got  # the judge alone crossed it: no second work round
     assert ctx["_failed_at"] == "干活" and rt.ledger.stopped == "budget"
     assert rt.ledger.total_usd == pytest.approx(0.01 + ROUND)
@@ -309,14 +311,13 @@ async def test_cap_event_comes_before_the_question_and_silence_stops(
 
 def test_interactive_cap_question_plus_100_resumes_in_the_same_process(
         fake: FakeServer, workspace: Path, cli_env: dict[str, str]) -> None:
-    from test_terminal import Pty
+    from ptyterm import Pty, term_env
 
     brain = Brain(rounds=8)
     fake.fallback(brain)
-    env = {**os.environ, "TERM": "xterm-256color", "COLUMNS": "160", "LINES": "40",
-           "PROMPT_TOOLKIT_NO_CPR": "1", "FLOWER_NO_PROBE": "1"}
+    env = term_env(FLOWER_NO_PROBE="1")
     term = Pty([sys.executable, "-m", "flower", "--timeout", "60", "--no-goal",
-                "--no-bequest", "--budget", "0.45", ASK], workspace, env)
+                "--no-bequest", "--budget", "0.45", ASK], env, workspace)
     try:
         at = term.expect("? " + texts.CAP_BUDGET_QUESTION.format(cap=0.45, spent=0.5))
         term.type("2\r")  # the second option: +100%
@@ -373,15 +374,14 @@ def test_interactive_time_cap_question_and_an_answer_resume_in_the_same_process(
     """The first work request outlives an 18-second cap: the clock stops the turn, the
     question appears, ``2`` picks +100% (36 s: room for the one request left) and the same
     session finishes the work."""
-    from test_terminal import Pty
+    from ptyterm import Pty, term_env
 
     hold = threading.Event()
     brain = Brain(rounds=2, hold=hold, hold_at=0)
     fake.fallback(brain)
-    env = {**os.environ, "TERM": "xterm-256color", "COLUMNS": "160", "LINES": "40",
-           "PROMPT_TOOLKIT_NO_CPR": "1", "FLOWER_NO_PROBE": "1"}
+    env = term_env(FLOWER_NO_PROBE="1")
     term = Pty([sys.executable, "-m", "flower", "--timeout", "60", "--no-goal",
-                "--no-bequest", "--max-hours", "0.005", ASK], workspace, env)
+                "--no-bequest", "--max-hours", "0.005", ASK], env, workspace)
     try:
         at = term.expect("? " + texts.CAP_TIME_QUESTION.split("(")[0].format(cap="0:18"))
         hold.set()

@@ -22,7 +22,7 @@ import signal
 import sys
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from pathlib import Path
 from typing import Any
 
@@ -106,8 +106,11 @@ class ExitWatch:
 
 def kill_children(sig: int = signal.SIGKILL) -> None:
     """Signal every process this one started, and theirs (the agent's CLI and the tools it
-    runs), deepest first. Linux reads ``/proc``; elsewhere the SDK's own list of live CLIs."""
-    pids = _descendants(os.getpid())
+    runs), deepest first. Linux reads ``/proc``; elsewhere the SDK's own list of live CLIs.
+    A ``--notify`` command handed the run's end (``notify.DETACHED``) is spared."""
+    from flower.core.notify import DETACHED
+
+    pids = _descendants(os.getpid(), spare=DETACHED)
     if not pids:
         pids = _sdk_children()
     for pid in reversed(pids):
@@ -115,8 +118,9 @@ def kill_children(sig: int = signal.SIGKILL) -> None:
             os.kill(pid, sig)
 
 
-def _descendants(root: int) -> list[int]:
-    """Every descendant of ``root``, parents before their children ([] without /proc)."""
+def _descendants(root: int, spare: Collection[int] = ()) -> list[int]:
+    """Every descendant of ``root``, parents before their children ([] without /proc);
+    a ``spare`` pid and its own descendants are left out."""
     children: dict[int, list[int]] = {}
     try:
         entries = os.listdir("/proc")
@@ -135,6 +139,8 @@ def _descendants(root: int) -> list[int]:
     todo = [root]
     while todo:
         for child in children.get(todo.pop(0), []):
+            if child in spare:
+                continue
             found.append(child)
             todo.append(child)
     return found
