@@ -36,7 +36,8 @@ resumed session send ``prompt`` unchanged. Call ``wb.refresh()`` before each ste
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+import stat
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from flower import texts
@@ -113,14 +114,26 @@ def inject_index(prompt: str, block: str) -> str:
     return f"{texts.WB_INJECT_OPEN}\n{block.strip()}\n{texts.WB_INJECT_CLOSE}\n\n{prompt}"
 
 
+#: What says a file is the one described last time: (mtime_ns, size, inode).
+_Stamp = tuple[int, int, int]
+
+
 @dataclass
 class Workbench:
-    """A workbench rooted at ``home`` if given, else ``<workspace>/<dirname>``."""
+    """A workbench rooted at ``home`` if given, else ``<workspace>/<dirname>``.
+
+    Descriptions are read once per file version: a refresh runs on every attempt and
+    after every ``Write`` into the workbench, so with thousands of files reopening each
+    one every time would cost files × writes. Per scanned folder it keeps each file's
+    (mtime_ns, size, inode) and description; a file not found by the latest scan drops out.
+    """
 
     workspace: Path
     dirname: str = ".flower"
     max_index_entries: int = 40
     home: Path | None = None
+    _descs: dict[Path, dict[Path, tuple[_Stamp, str]]] = field(
+        default_factory=dict, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         self.workspace = Path(self.workspace).resolve()
@@ -207,19 +220,27 @@ class Workbench:
         something to build on.
         """
         if not d.is_dir():
+            self._descs.pop(d, None)
             return []
+        known = self._descs.get(d, {})
+        fresh: dict[Path, tuple[_Stamp, str]] = {}
         out: list[tuple[str, str, int]] = []
         for p in sorted(d.rglob("*")):
             rel = p.relative_to(d).parts
             if any(part.startswith(".") for part in rel) or rel[0] == "archive":
                 continue
             try:
-                if not p.is_file():
-                    continue
-                size = p.stat().st_size
+                st = p.stat()
             except OSError:
                 continue
-            out.append((self.show(p), describe(p), size))
+            if not stat.S_ISREG(st.st_mode):
+                continue
+            stamp = (st.st_mtime_ns, st.st_size, st.st_ino)
+            kept = known.get(p)
+            desc = kept[1] if kept is not None and kept[0] == stamp else describe(p)
+            fresh[p] = (stamp, desc)
+            out.append((self.show(p), desc, st.st_size))
+        self._descs[d] = fresh  # deleted files are gone from it
         return out
 
     def _sections(self) -> list[tuple[str, Path, list[tuple[str, str, int]]]]:
