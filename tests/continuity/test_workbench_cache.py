@@ -87,7 +87,7 @@ def test_a_new_file_is_read_and_a_deleted_one_drops_out(wb: Workbench,
     # back under the same name later: described afresh, not from the old entry
     put(wb.scripts / "b.sh", "# desc: reborn\n")
     assert "reborn" in wb.refresh()
-    assert wb._descs[wb.scripts].keys() == {wb.scripts / "a.py", wb.scripts / "b.sh"}
+    assert wb._descs[wb.scripts].keys() == {str(wb.scripts / "a.py"), str(wb.scripts / "b.sh")}
 
 
 def test_a_replaced_file_of_the_same_size_and_mtime_is_read_again(
@@ -102,3 +102,36 @@ def test_a_replaced_file_of_the_same_size_and_mtime_is_read_again(
     os.replace(fresh, target)
     assert "FIRST tool" in wb.refresh()
     assert opened == ["a.py"]
+
+
+def rglob_scan(wb: Workbench, d: Path) -> list[tuple[str, str, int]]:
+    """What scan listed when it walked with pathlib: the order and the skips to keep."""
+    out = []
+    for p in sorted(d.rglob("*")):
+        rel = p.relative_to(d).parts
+        if any(part.startswith(".") for part in rel) or rel[0] == "archive":
+            continue
+        if p.is_file():
+            out.append((wb.show(p), wb_mod.describe(p), p.stat().st_size))
+    return out
+
+
+@pytest.mark.parametrize("isolated", [False, True])
+def test_scan_lists_what_the_pathlib_walk_listed(tmp_path: Path, isolated: bool) -> None:
+    ws = tmp_path / "proj"
+    ws.mkdir()
+    wb = (Workbench.isolated(ws) if isolated else Workbench(ws)).ensure()
+    d = wb.artifacts
+    for rel in ("a-b.md", "a/b.md", "a/c/d.txt", "A.md", "z.md", "中文.md", "archive/old.md",
+                "x/archive/kept.md", ".hidden.md", ".git/config", "x/.swp", "archive.md"):
+        put(d / rel, f"# desc: {rel}\n")
+    (d / "archive2").write_bytes(b"\0binary")
+    (d / "link.md").symlink_to(d / "z.md")
+    (d / "dirlink").symlink_to(d / "a")  # not entered
+    (d / "broken.md").symlink_to(d / "nowhere")
+    (tmp_path / "outside").mkdir()
+    put(tmp_path / "outside" / "o.md", "# desc: outside\n")
+    (d / "out").symlink_to(tmp_path / "outside")
+    assert wb.scan(d) == rglob_scan(wb, d)
+    assert [p for p, _, _ in wb.scan(d)][:3] == [
+        wb.show(d / "A.md"), wb.show(d / "a/b.md"), wb.show(d / "a/c/d.txt")]
