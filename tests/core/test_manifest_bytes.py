@@ -149,3 +149,16 @@ def test_without_orjson_the_bytes_are_the_same(tmp_path: Path,
     assert path.read_bytes() == old_bytes(tagged(rows_, "r"))
     Manifest(path, "s").write([])
     assert path.read_bytes() == old_bytes(tagged(rows_, "r"))
+
+
+@pytest.mark.parametrize("secret", [SECRET, 'pa"ss-wörd\\1234', "tab\tsecret-99"])
+def test_a_fresh_process_masks_its_secrets_in_the_rows_it_found(
+        tmp_path: Path, secret: str) -> None:
+    path = tmp_path / "manifest.json"
+    found = [{"step": "old", "text": f"echoed {secret}", "run": "other"},
+             {"step": "clean", "run": "other"}]
+    path.write_bytes(old_bytes(found))
+    Manifest(path, "me", secrets=lambda: [secret]).write([{"step": "new"}])
+    scrub = lambda t: redact(t, [secret])  # noqa: E731
+    assert path.read_bytes() == old_bytes([*found, {"step": "new", "run": "me"}], scrub)
+    assert json.dumps(secret, ensure_ascii=False)[1:-1] not in path.read_text("utf-8")
