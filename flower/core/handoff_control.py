@@ -74,7 +74,7 @@ class Generation:
 class Brake:
     """Stops a runaway, not a long step: it counts *unproductive* generations in a row and
     a productive one resets the count, so a ten-hour step may hand off any number of times
-    (the spend cap bounds that), while a line below the startup floor — every successor
+    (its budget bounds that), while a line below the startup floor — every successor
     over it at once — stops after ``limit`` handoffs."""
 
     limit: int
@@ -124,7 +124,8 @@ class HandoffControl:
         self.start = 0  # … and its first context reading
 
     def begin_step(self) -> None:
-        """The watermark is per step: step 2 must not inherit step 1's reading and hand off."""
+        """The watermark and the brake are per step: step 2 must not inherit step 1's reading
+        and hand off, nor its run of unproductive generations."""
         rt = self.rt
         self.ctx, self.warned, self.degraded_run = 0, False, 0
         self.unannounced = False
