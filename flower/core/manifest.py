@@ -169,13 +169,13 @@ class Manifest:
         self.book = book
         self._notice = notice or _stderr
         self._secrets = secrets
-        self._fixed_scrub = scrub or (lambda text: text)
-        self._scrub = self._fixed_scrub  # the scrub of the write in progress
+        self._scrub = scrub or (lambda text: text)  # the scrub of the write in progress
         self._holding = False  # this process is inside write(): a signal handler must not wait
         self._lock_path = self.path.with_name(self.path.name + ".lock")
         self._guard = threading.Lock()  # the caches below: a worker thread and a handler
         self._masked: tuple[str, ...] | None = None  # the secrets the kept bytes are masked with
-        self._seen: tuple[int, int, int] | None = None  # the file _others came from
+        self._seen: tuple[int, int, int] | None = None  # the file _others came from …
+        self._seen_for = run_id  # … and the run id they are the others of
         self._others: list[bytes] = []  # other runs' rows, encoded
         self._mine: list[tuple[dict[str, Any], bytes]] = []  # this run's rows and their bytes
 
@@ -255,7 +255,7 @@ class Manifest:
         last wrote or read, else read again (the stat is taken first, so a change after it
         only costs one more read next time)."""
         key = _stat_key(self.path)
-        if key is None or key != self._seen:
+        if key is None or key != self._seen or self._seen_for != self.run_id:
             raw, rows = self._load()
             keep = [r.get("run") != self.run_id for r in rows]
             pieces = None
@@ -267,7 +267,7 @@ class Manifest:
                 self._others = pieces
             else:
                 self._others = [c for c, k in zip(pieces, keep, strict=True) if k]
-            self._seen = key
+            self._seen, self._seen_for = key, self.run_id
         return self._others
 
     def _verbatim(self, raw: bytes, rows: list[dict[str, Any]]) -> bool:

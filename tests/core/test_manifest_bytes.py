@@ -162,3 +162,14 @@ def test_a_fresh_process_masks_its_secrets_in_the_rows_it_found(
     scrub = lambda t: redact(t, [secret])  # noqa: E731
     assert path.read_bytes() == old_bytes([*found, {"step": "new", "run": "me"}], scrub)
     assert json.dumps(secret, ensure_ascii=False)[1:-1] not in path.read_text("utf-8")
+
+
+def test_a_run_id_set_after_construction_owns_its_rows(tmp_path: Path) -> None:
+    """A Temporal worker's Runtime takes the submitted run's id after it was made."""
+    path = tmp_path / "manifest.json"
+    m = Manifest(path, "made")
+    m.write([{"step": "first"}])  # the file is unchanged since: only the id says re-read
+    m.run_id = "carried"
+    m.write([{"step": "later"}])
+    assert [(r["run"], r["step"]) for r in json.loads(path.read_bytes())] == [
+        ("made", "first"), ("carried", "later")]
