@@ -3,8 +3,9 @@
 ``handoff.py`` knows the handoff *document* (its sections, the degraded stand-in, the file
 under ``notes/``, the overflow calibration). This module holds the per-step *decisions* of
 one ``Runtime``: the context watermark of the current generation and its one warning, when
-a round counts as "context full", the brake on runaway generations, the writing round (the
-retiring session resumed once more to write its document) and the successor's prompt. It is
+a round counts as "context full", the brake on unproductive generations (:class:`Brake`),
+the writing round (the retiring session resumed once more to write its document) and the
+successor's prompt. It is
 separate from ``runtime.py`` because this state lives for one step and is read at every
 message boundary by the attempt, while the step loop only asks "is a handoff due?".
 """
@@ -12,11 +13,11 @@ message boundary by the attempt, while the step loop only asks "is a handoff due
 from __future__ import annotations
 
 import logging
-from dataclasses import replace
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from flower import texts
-from flower.core.events import Event
+from flower.core.events import ContextMeter, Event
 from flower.core.handoff import (
     HANDOFF_PROMPT,
     Handoff,
@@ -40,12 +41,75 @@ log = logging.getLogger("flower.runtime")
 
 #: ``StepResult.error`` of a round the watermark stopped: the session hands off.
 HANDOFF_DUE = "context-full-handoff"
+#: A generation that starts within this share of the line below it had no room to work: the
+#: successor's startup alone (system prompt, workbench index, handoff document) used it up.
+START_MARGIN = 0.25
+#: A generation with fewer main-thread API calls than this between two handoffs made no
+#: progress worth a successor (a productive one makes dozens: 41 on a 60K window).
+MIN_ROUNDS = 3
+#: How many of the last generations the brake's error lists.
+SHOWN = 6
+
+
+@dataclass(frozen=True)
+class Generation:
+    """What one generation of a step measured by the time it handed off: the main thread's
+    first context reading, its number of API calls, and whether its document degraded."""
+
+    start: int
+    rounds: int
+    degraded: bool = False
+
+    def stalled(self, at: int) -> bool:
+        """Started within :data:`START_MARGIN` of the line ``at``, or handed off after fewer
+        than :data:`MIN_ROUNDS` calls — known before the writing round."""
+        return self.start >= at - int(at * START_MARGIN) or self.rounds < MIN_ROUNDS
+
+    def unproductive(self, at: int) -> bool:
+        """Stalled, or its handoff degraded (the successor starts with nothing to go on)."""
+        return self.degraded or self.stalled(at)
+
+
+@dataclass
+class Brake:
+    """Stops a runaway, not a long step: it counts *unproductive* generations in a row and
+    a productive one resets the count, so a ten-hour step may hand off any number of times
+    (its budget bounds that), while a line below the startup floor — every successor
+    over it at once — stops after ``limit`` handoffs."""
+
+    limit: int
+    run: list[Generation] = field(default_factory=list)
+
+    def stops(self, gen: Generation, at: int) -> bool:
+        """Whether the handoff ``gen`` is due for must not happen: ``limit`` unproductive
+        handoffs in a row already, and this generation stalled too."""
+        return len(self.run) >= self.limit and gen.stalled(at)
+
+    def record(self, gen: Generation, at: int) -> None:
+        """Count a generation that handed off (its document written or degraded)."""
+        if gen.unproductive(at):
+            self.run.append(gen)
+        else:
+            self.run.clear()
+
+    def reason(self, gen: Generation, lim: HandoffPolicy) -> str:
+        """The error of a stop: the count, and the measured start and calls of the last
+        generations, so a reader sees *why* they were unproductive."""
+        shown = [*self.run, gen][-SHOWN:]
+        gens = "; ".join(
+            (texts.HANDOFF_BRAKE_GEN_DEGRADED if g.degraded else texts.HANDOFF_BRAKE_GEN)
+            .format(start=fmt_tokens(g.start), rounds=g.rounds) for g in shown)
+        return texts.HANDOFF_BRAKE.format(
+            n=len(self.run), limit=self.limit, gens=gens, at=fmt_window(lim.at),
+            margin=fmt_window(int(lim.at * START_MARGIN)), rounds=MIN_ROUNDS,
+            window=fmt_window(int(lim.window or 0)))
 
 
 class HandoffControl:
     """The handoff state of the step a ``Runtime`` is running: thresholds pinned at step
     start, the main thread's context watermark of this generation, its one warning, the
-    writing-round flag, the run of degraded handoffs, and a successor not yet announced."""
+    writing-round flag, the run of degraded handoffs, the brake with this generation's
+    start and call count, and a successor not yet announced."""
 
     def __init__(self, rt: Runtime) -> None:
         self.rt = rt
@@ -55,18 +119,25 @@ class HandoffControl:
         self.writing = False
         self.degraded_run = 0
         self.unannounced = False  # a handoff successor not yet in the store (nor lineage)
+        self.brake = Brake(self.limits.max_generations)
+        self.meter = ContextMeter()  # this generation's main-thread API calls
+        self.start = 0  # … and its first context reading
 
     def begin_step(self) -> None:
-        """The watermark is per step: step 2 must not inherit step 1's reading and hand off."""
+        """The watermark and the brake are per step: step 2 must not inherit step 1's reading
+        and hand off, nor its run of unproductive generations."""
         rt = self.rt
         self.ctx, self.warned, self.degraded_run = 0, False, 0
         self.unannounced = False
+        self.meter.reset()
+        self.start = 0
         try:
             self.limits = rt.handoff.resolved(rt._config()) if rt.handoff.enabled \
                 else rt.handoff
         except Exception as exc:  # a broken override must not break the step
             log.warning("flower: could not resolve the handoff window: %s", exc)
             self.limits = rt.handoff
+        self.brake = Brake(self.limits.max_generations)
 
     def due(self, result: StepResult, round_errors: list[str]) -> bool:
         """Whether this round ended because the context is full: the watermark stopped it,
@@ -94,6 +165,8 @@ class HandoffControl:
         if not ctx:
             return
         self.ctx = max(self.ctx, int(ctx))
+        if self.meter.observe(ev) is not None and self.meter.calls == 1:
+            self.start = int(ctx)
         lim = self.limits
         if not self.warned and self.ctx >= lim.warn_at:
             self.warned = True
@@ -119,17 +192,16 @@ class HandoffControl:
                        emit: EventSink) -> str | None:
         """Retire the current session: get its handoff document (written by it, or the
         degraded stand-in after an overflow), save it, and return the successor's prompt.
-        ``None`` means the step stops (runaway brake, repeated degradation)."""
+        ``None`` means the step stops (the brake, repeated degradation)."""
         forced = result.error != HANDOFF_DUE  # the API refused: nothing more fits
         used = self.ctx or result.context
         if forced:
             self.calibrate(used)
         lim = self.limits
         window = int(lim.window or 0)
-        if len(result.retired) >= lim.max_generations:
-            result.error = texts.HANDOFF_BRAKE.format(
-                n=len(result.retired), limit=lim.max_generations, at=fmt_window(lim.at),
-                window=fmt_window(window))
+        gen = Generation(start=self.start, rounds=self.meter.calls)
+        if self.brake.stops(gen, lim.at):
+            result.error = self.brake.reason(gen, lim)
             result.errors.append(result.error)
             return None
         base = {"step": result.step, "context": used, "window": window}
@@ -139,6 +211,7 @@ class HandoffControl:
             self.degraded_run += 1
         else:
             self.degraded_run = 0
+        self.brake.record(replace(gen, degraded=why is not None), lim.at)
         doc, path = self._save(result.step, doc)
         emit(Event("handoff", text=_done_text(why, path), payload={
             "phase": "done", **base, "degraded": why is not None,
@@ -218,6 +291,8 @@ class HandoffControl:
         result.session_id = None  # the successor's id fires on_session (lineage follows) …
         self.unannounced = True  # … once the store holds it (see Runtime._note_session)
         self.ctx, self.warned = 0, False
+        self.meter.reset()
+        self.start = 0
         successor = doc.prompt_block()
         words = self.rt._interrupt.take()  # said during the writing round: for the successor
         if words:

@@ -2,8 +2,16 @@
 
 Several flower processes may share one run dir. Each owns the rows tagged with its ``run``
 id and never touches anyone else's: every write takes an exclusive file lock, re-reads the
-file, replaces only this process's rows and swaps the file in atomically. A manifest that
-cannot be parsed is never overwritten — it is moved aside once and the run goes on.
+file when someone else changed it, replaces only this process's rows and swaps the file in
+atomically. A manifest that cannot be parsed is never overwritten — it is moved aside once
+and the run goes on.
+
+The bytes are exactly ``json.dumps(rows, ensure_ascii=False, indent=2)`` with lone
+surrogates escaped (the original flower reads this file, and ``flower log`` parses it). The
+file holds every run ever made in its folder, so a write must not cost the whole file: each
+row's text is encoded once (with ``orjson`` when installed, which writes the same bytes for
+the values it is given here — :func:`encode_row`) and kept; other runs' rows are re-read
+only when the file's (mtime_ns, size, inode) is not the one this process last wrote or read.
 
 With a shared session store, every (blocking) write also hands this run's rows to the
 store's run book (``book``, :mod:`flower.stores.book`) — best effort, in the background;
@@ -15,22 +23,33 @@ from __future__ import annotations
 
 import contextlib
 import json
+import math
+import os
 import re
 import sys
-from collections.abc import Callable
+import threading
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 from flower.core.paths import atomic_write, file_lock, move_aside
+from flower.stores.codec import ORJSON
 
 FILENAME = "manifest.json"
+
+_INDENT_2 = ORJSON.OPT_INDENT_2 if ORJSON is not None else 0
 
 
 def parse(raw: bytes) -> list[dict[str, Any]]:
     """The rows of a manifest file's bytes; ``ValueError`` when they are not a manifest
     (bad UTF-8, bad JSON, not an array of objects). Readers that must not touch the file
     (``flower log``) use this directly; :meth:`Manifest.read` moves such a file aside."""
-    rows = json.loads(raw.decode("utf-8"))
+    rows = None
+    if ORJSON is not None:
+        with contextlib.suppress(ORJSON.JSONDecodeError):  # NaN, huge ints, "\ud83d"
+            rows = ORJSON.loads(raw)
+    if rows is None:
+        rows = json.loads(raw.decode("utf-8"))
     if not isinstance(rows, list) or not all(isinstance(r, dict) for r in rows):
         raise ValueError("not a JSON array of objects")
     return rows
@@ -50,19 +69,115 @@ def escape_surrogates(json_text: str) -> str:
     return _LONE_SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", json_text)
 
 
+def _same_in_orjson(value: Any) -> bool:
+    """Whether orjson writes ``value`` byte for byte as ``json.dumps`` does. It does for
+    str, bool, None, int and dicts/lists of them, but writes a float below 1e-4 without
+    Python's exponent form (``1e-05`` becomes ``0.00001``, ``5e-06`` becomes ``5e-6``) and
+    NaN/Infinity as ``null``; anything else (a tuple, a subclass, a non-str key) is left
+    to ``json`` too. A lone surrogate makes orjson raise, which :func:`encode_row` catches."""
+    kind = type(value)
+    if kind is str or kind is int or kind is bool or value is None:
+        return True
+    if kind is float:
+        return value == 0.0 or (abs(value) >= 1e-4 and math.isfinite(value))
+    if kind is dict:
+        return all(type(k) is str and _same_in_orjson(v) for k, v in value.items())
+    if kind is list:
+        return all(_same_in_orjson(v) for v in value)
+    return False
+
+
+def encode_row(row: dict[str, Any]) -> str:
+    """One row as it sits inside the file's array: ``json.dumps(row, ensure_ascii=False,
+    indent=2)`` with every line after the first indented two more, lone surrogates escaped.
+    orjson when it writes the same bytes, else ``json`` for this row only — a row with
+    half an emoji or a tiny float costs itself, not every write."""
+    text = None
+    if ORJSON is not None and _same_in_orjson(row):
+        with contextlib.suppress(TypeError):  # orjson.JSONEncodeError: a lone surrogate
+            text = ORJSON.dumps(row, option=_INDENT_2).decode("utf-8")
+    if text is None:
+        text = escape_surrogates(json.dumps(row, ensure_ascii=False, indent=2))
+    return text.replace("\n", "\n  ")
+
+
+def join_rows(encoded: Sequence[bytes]) -> bytes:
+    """The file's bytes from rows encoded by :func:`encode_row` (as UTF-8): what
+    ``json.dumps`` of the list with ``indent=2`` gives (``[]`` when there are none)."""
+    if not encoded:
+        return b"[]"
+    return b"[\n  " + b",\n  ".join(encoded) + b"\n]"
+
+
+#: Between rows handed to one scrub call: JSON text never holds a raw NUL (it is written
+#: ``\\u0000``) and no environment value can, so no secret matches across it.
+_SEP = "\x00"
+
+
+def _copy(value: Any) -> Any:
+    """A copy of a row's dicts and lists: a caller that appends to a row's ``errors`` in
+    place must not find the kept row already equal to it (and its old text reused)."""
+    if type(value) is dict:
+        return {k: _copy(v) for k, v in value.items()}
+    if type(value) is list:
+        return [_copy(v) for v in value]
+    return value
+
+
+def _pieces(raw: bytes, n: int) -> list[bytes] | None:
+    """The ``n`` rows of a file in this module's layout, each as :func:`encode_row` gives
+    it. A row's own lines are indented 4 or more, so only a top-level row starts a line at
+    2: ``,\\n  {`` is found between rows and nowhere else."""
+    pieces = raw[4:-2].split(b",\n  {")
+    if len(pieces) != n:  # cannot be, for bytes orjson wrote for n rows: encode them
+        return None
+    return [pieces[0], *(b"{" + c for c in pieces[1:])]
+
+
+def _verbatim_in_json(value: str) -> bool:
+    """Whether ``value`` is written inside a JSON string exactly as it is."""
+    return value.isascii() and value.isprintable() and '"' not in value and "\\" not in value
+
+
+def _stat_key(path: Path) -> tuple[int, int, int] | None:
+    """What says the file is still the one last seen: a writer replaces it (new inode),
+    and mtime_ns and size catch a writer that rewrote it in place."""
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        return None
+    return st.st_mtime_ns, st.st_size, st.st_ino
+
+
 class Manifest:
-    """Reads and writes ``<run_dir>/manifest.json`` on behalf of one run id."""
+    """Reads and writes ``<run_dir>/manifest.json`` on behalf of one run id.
+
+    Keeps, between writes, the encoded (and scrubbed) bytes of this run's rows — a row equal
+    to the one written last time is not encoded again — and of the other runs' rows with the
+    stat of the file they came from. ``secrets`` (the values to mask, asked once per write)
+    lets the kept bytes be re-scrubbed when a new secret becomes known; a plain ``scrub`` is
+    taken to mask the same way for the life of the object. Safe to call from a worker
+    thread (the Runtime writes off its event loop): one write at a time per process, as the
+    file lock makes it across processes."""
 
     def __init__(self, path: Path, run_id: str,
                  notice: Callable[[str], None] | None = None,
-                 scrub: Callable[[str], str] | None = None, book: Any = None) -> None:
+                 scrub: Callable[[str], str] | None = None, book: Any = None,
+                 secrets: Callable[[], Sequence[str]] | None = None) -> None:
         self.path = Path(path)
         self.run_id = run_id
         self.book = book
         self._notice = notice or _stderr
-        self._scrub = scrub or (lambda text: text)
+        self._secrets = secrets
+        self._scrub = scrub or (lambda text: text)  # the scrub of the write in progress
         self._holding = False  # this process is inside write(): a signal handler must not wait
         self._lock_path = self.path.with_name(self.path.name + ".lock")
+        self._guard = threading.Lock()  # the caches below: a worker thread and a handler
+        self._masked: tuple[str, ...] | None = None  # the secrets the kept bytes are masked with
+        self._seen: tuple[int, int, int] | None = None  # the file _others came from …
+        self._seen_for = run_id  # … and the run id they are the others of
+        self._others: list[bytes] = []  # other runs' rows, encoded
+        self._mine: list[tuple[dict[str, Any], bytes]] = []  # this run's rows and their bytes
 
     def _locked(self, *, timeout: float = 10.0) -> contextlib.AbstractContextManager[bool]:
         """Hold the cross-process lock; yields False if it could not be taken in time."""
@@ -70,18 +185,22 @@ class Manifest:
 
     def read(self) -> list[dict[str, Any]]:
         """All rows; a corrupt file is moved aside (and reported) and counts as empty."""
+        return self._load()[1]
+
+    def _load(self) -> tuple[bytes, list[dict[str, Any]]]:
+        """The file's bytes and rows (a corrupt file moved aside: no bytes, no rows)."""
         try:
             raw = self.path.read_bytes()
         except FileNotFoundError:
-            return []
+            return b"", []
         try:
-            return parse(raw)
+            return raw, parse(raw)
         except ValueError as exc:  # bad UTF-8 and bad JSON alike
             aside = move_aside(self.path)
             if aside is not None:
                 self._notice(f"flower: {self.path} was unreadable ({exc}); kept it as {aside} "
                              "and started a fresh manifest")
-            return []
+            return b"", []
 
     def write(self, rows: list[dict[str, Any]], *, blocking: bool = True) -> bool:
         """Replace this run's rows with ``rows``; other runs' rows are kept as they are.
@@ -93,19 +212,101 @@ class Manifest:
         if not blocking and self._holding:
             return False
         mine = [dict(r, run=self.run_id) for r in rows]
-        with self._locked(timeout=10.0 if blocking else 2.0) as got:
-            if not got:
-                return False
-            self._holding = True
-            try:
-                others = [r for r in self.read() if r.get("run") != self.run_id]
-                body = json.dumps(others + mine, ensure_ascii=False, indent=2)
-                atomic_write(self.path, escape_surrogates(self._scrub(body)))
-            finally:
-                self._holding = False
-                if blocking:
-                    self._mirror(mine)
+        if not self._guard.acquire(blocking=blocking):  # a worker thread is mid-write
+            return False
+        try:
+            with self._locked(timeout=10.0 if blocking else 2.0) as got:
+                if not got:
+                    return False
+                self._holding = True
+                try:
+                    self._pick_scrub()
+                    body = join_rows([*self._other_rows(), *self._encode_mine(mine)])
+                    atomic_write(self.path, body)
+                    self._seen = _stat_key(self.path)  # ours, under the lock
+                finally:
+                    self._holding = False
+                    if blocking:  # the book gets the rows even when the disk refused
+                        self._mirror(mine)
+        finally:
+            self._guard.release()
         return True
+
+    def _pick_scrub(self) -> None:
+        """The scrub of this write; kept bytes masked with other secrets are dropped."""
+        if self._secrets is None:
+            return
+        from flower.core.env import redact
+
+        masked = tuple(self._secrets())
+        if masked != self._masked:
+            self._masked, self._seen, self._mine = masked, None, []
+        self._scrub = lambda text: redact(text, masked)
+
+    def _encoded(self, rows: Sequence[dict[str, Any]]) -> list[bytes]:
+        """Rows as they sit in the file: encoded, scrubbed in one call, UTF-8."""
+        if not rows:
+            return []
+        texts = self._scrub(_SEP.join(encode_row(r) for r in rows)).split(_SEP)
+        return [t.encode("utf-8") for t in texts]
+
+    def _other_rows(self) -> list[bytes]:
+        """Other runs' rows, encoded: from the cache while the file is the one this process
+        last wrote or read, else read again (the stat is taken first, so a change after it
+        only costs one more read next time)."""
+        key = _stat_key(self.path)
+        if key is None or key != self._seen or self._seen_for != self.run_id:
+            raw, rows = self._load()
+            keep = [r.get("run") != self.run_id for r in rows]
+            pieces = None
+            if self._verbatim(raw, rows):  # a fresh process: the inside is one piece
+                pieces = [raw[4:-2]] if all(keep) else _pieces(raw, len(rows))
+            if pieces is None:
+                self._others = self._encoded([r for r, k in zip(rows, keep, strict=True) if k])
+            elif len(pieces) == 1 and all(keep):
+                self._others = pieces
+            else:
+                self._others = [c for c, k in zip(pieces, keep, strict=True) if k]
+            self._seen, self._seen_for = key, self.run_id
+        return self._others
+
+    def _verbatim(self, raw: bytes, rows: list[dict[str, Any]]) -> bool:
+        """Whether the file's own bytes can stand for its rows: it is exactly what this
+        module writes for them and the scrub leaves it alone — re-encoding every row is most
+        of a fresh process's first write. Not for another layout, a float or a half emoji
+        only ``json`` writes right, or a secret still to mask.
+
+        The check is that orjson re-encodes the rows to the very bytes read. That is also
+        what ``json.dumps`` writes, except for a file whose floats below 1e-4 are already in
+        orjson's spelling (``0.00001``) — which neither flower nor the original writes."""
+        if ORJSON is None or not rows:
+            return False
+        try:
+            if ORJSON.dumps(rows, option=_INDENT_2) != raw:
+                return False
+        except TypeError:  # orjson.JSONEncodeError: a lone surrogate, a huge int
+            return False
+        return self._untouched(raw)
+
+    def _untouched(self, raw: bytes) -> bool:
+        """Whether the scrub leaves these bytes as they are. Secrets of printable ASCII
+        without ``"`` or ``\\`` look the same JSON-escaped, so looking for their bytes is
+        looking for every form the scrub masks (no 27 MB decode); other scrubs are run."""
+        masked = self._masked if self._secrets is not None else None
+        if masked is not None and all(_verbatim_in_json(v) for v in masked):
+            return not any(v.encode("ascii") in raw for v in masked if v)
+        text = raw.decode("utf-8")
+        return self._scrub(text) == text
+
+    def _encode_mine(self, mine: list[dict[str, Any]]) -> list[bytes]:
+        """This run's rows encoded; a row equal to the one at its place last time keeps its
+        bytes (finished steps do not change, only the last one grows)."""
+        old = self._mine
+        kept = [i < len(old) and old[i][0] == row for i, row in enumerate(mine)]
+        fresh = iter(self._encoded([row for row, k in zip(mine, kept, strict=True) if not k]))
+        self._mine = [old[i] if k else (_copy(row), next(fresh))
+                      for i, (row, k) in enumerate(zip(mine, kept, strict=True))]
+        return [data for _, data in self._mine]
 
     def _mirror(self, mine: list[dict[str, Any]]) -> None:
         """This run's rows (credentials scrubbed, as in the file) to the book."""

@@ -61,8 +61,9 @@ def project_key(workspace: str | Path) -> str:
     return f"{key[:MAX_KEY_LENGTH]}-{_hash36(path)}"
 
 
-def atomic_write(path: Path, text: str, *, mode: int | None = None) -> None:
-    """Write ``text`` so readers see either the old file or the new one, never a torn mix.
+def atomic_write(path: Path, text: str | bytes, *, mode: int | None = None) -> None:
+    """Write ``text`` (``str`` as UTF-8, or ready bytes) so readers see either the old file
+    or the new one, never a torn mix.
 
     A uniquely named temp file in the same directory (two writers never share one) is
     fsynced and then ``os.replace``d over the target. The temp file is created 0600 and only
@@ -78,12 +79,13 @@ def atomic_write(path: Path, text: str, *, mode: int | None = None) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     if mode is None:
         mode = PRIVATE_FILE if is_private(path.parent) else 0o644
+    data = text if isinstance(text, bytes) else text.encode("utf-8")
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as f:
+        with os.fdopen(fd, "wb") as f:
             if hasattr(os, "fchmod") and mode != 0o600:  # mkstemp makes 0600
                 os.fchmod(f.fileno(), mode)
-            f.write(text)
+            f.write(data)
             f.flush()
             os.fsync(f.fileno())
         os.replace(tmp, path)

@@ -188,8 +188,7 @@ class Runtime:
         # credentials never reach the run book, even if a model echoed one into its text
         self._spec_secrets: set[str] = set()  # from every AgentSpec.env this Runtime ran
         self._manifest = Manifest(self.run_dir / MANIFEST_NAME, self.run_id,
-                                  scrub=lambda text: redact(text, self._secrets()),
-                                  book=self.book)
+                                  secrets=self._secrets, book=self.book)
         self._interrupt = Interrupt()
         self._current: StepResult | None = None
         self._handoff_ctl = HandoffControl(self)  # per-step handoff state
@@ -319,7 +318,10 @@ class Runtime:
             result.ended_at = time.time()
             self.results.append(result)
             self._current = None
-            self._write_manifest()
+            import anyio.to_thread
+
+            with anyio.CancelScope(shield=True):  # a cancelled step is still recorded,
+                await anyio.to_thread.run_sync(self._write_manifest)  # off the event loop
             self.ledger.write()  # this process's working time, at every step's end
         return result
 

@@ -35,8 +35,10 @@ resumed session send ``prompt`` unchanged. Call ``wb.refresh()`` before each ste
 
 from __future__ import annotations
 
+import os
 import re
-from dataclasses import dataclass
+import stat
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from flower import texts
@@ -113,14 +115,26 @@ def inject_index(prompt: str, block: str) -> str:
     return f"{texts.WB_INJECT_OPEN}\n{block.strip()}\n{texts.WB_INJECT_CLOSE}\n\n{prompt}"
 
 
+#: What says a file is the one described last time: (mtime_ns, size, inode).
+_Stamp = tuple[int, int, int]
+
+
 @dataclass
 class Workbench:
-    """A workbench rooted at ``home`` if given, else ``<workspace>/<dirname>``."""
+    """A workbench rooted at ``home`` if given, else ``<workspace>/<dirname>``.
+
+    Descriptions are read once per file version: a refresh runs on every attempt and
+    after every ``Write`` into the workbench, so with thousands of files reopening each
+    one every time would cost files × writes. Per scanned folder it keeps each file's
+    (mtime_ns, size, inode) and description; a file not found by the latest scan drops out.
+    """
 
     workspace: Path
     dirname: str = ".flower"
     max_index_entries: int = 40
     home: Path | None = None
+    _descs: dict[Path, dict[str, tuple[_Stamp, str]]] = field(
+        default_factory=dict, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         self.workspace = Path(self.workspace).resolve()
@@ -204,23 +218,39 @@ class Workbench:
 
         Dot-files are skipped (editors' swap files, our own temp files), and so is
         ``archive/`` directly under ``d``: archived briefs and handoffs are history, not
-        something to build on.
+        something to build on. Symlinked folders are not entered; a symlinked file counts.
+        Plain strings, not ``Path`` objects: with thousands of files pathlib was most of it.
         """
         if not d.is_dir():
+            self._descs.pop(d, None)
             return []
-        out: list[tuple[str, str, int]] = []
-        for p in sorted(d.rglob("*")):
-            rel = p.relative_to(d).parts
-            if any(part.startswith(".") for part in rel) or rel[0] == "archive":
-                continue
-            try:
-                if not p.is_file():
+        known = self._descs.get(d, {})
+        fresh: dict[str, tuple[_Stamp, str]] = {}
+        found: list[tuple[tuple[str, ...], str, str, int]] = []
+        base = str(d)
+        for top, dirs, files in os.walk(base):
+            parts = () if top == base else tuple(os.path.relpath(top, base).split(os.sep))
+            dirs[:] = [n for n in dirs if not n.startswith(".") and (parts or n != "archive")]
+            for name in files:
+                if name.startswith(".") or (not parts and name == "archive"):
                     continue
-                size = p.stat().st_size
-            except OSError:
-                continue
-            out.append((self.show(p), describe(p), size))
-        return out
+                path = os.path.join(top, name)
+                try:
+                    st = os.stat(path)
+                except OSError:
+                    continue
+                if not stat.S_ISREG(st.st_mode):
+                    continue
+                stamp = (st.st_mtime_ns, st.st_size, st.st_ino)
+                kept = known.get(path)
+                desc = kept[1] if kept is not None and kept[0] == stamp else describe(Path(path))
+                fresh[path] = (stamp, desc)
+                found.append(((*parts, name), path, desc, st.st_size))
+        self._descs[d] = fresh  # deleted files are gone from it
+        found.sort(key=lambda item: item[0])  # as sorted(Path) orders: part by part
+        prefix = self.show(d)
+        return [("/".join(rel) if prefix == "." else f"{prefix}/{'/'.join(rel)}", desc, size)
+                for rel, _path, desc, size in found]
 
     def _sections(self) -> list[tuple[str, Path, list[tuple[str, str, int]]]]:
         dirs = (self.scripts, self.artifacts, self.notes)

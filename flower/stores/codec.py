@@ -33,8 +33,13 @@ try:  # optional fast path: pip install 'flower[postgres]' (or orjson alone)
     _ORJSON_LOADS: Callable[[Any], Any] | None = _orjson.loads
     _ORJSON_ERROR: type[Exception] = _orjson.JSONDecodeError
 except ImportError:  # pragma: no cover - exercised only without orjson
+    _orjson = None  # type: ignore[assignment]
     _ORJSON_LOADS = None
     _ORJSON_ERROR = ValueError
+
+#: The ``orjson`` module when it is installed, else ``None``: the one place that decides,
+#: for other writers of JSON (``manifest.json``) that want its speed and must fall back.
+ORJSON: Any = _orjson
 
 
 def _valid_utf8(text: str) -> bool:

@@ -263,11 +263,19 @@ HANDOFF_STOP_DEGRADED = (
     "多半是窗口猜大了或余量太小,写交接的那一轮已经装不下——把窗口设成真实大小"
     "(--window / FLOWER_WINDOW)或调大 headroom 再跑。"
 )
+# The brake counts only generations that got nothing done (handoff_control.py): degraded,
+# started within {margin} of the line, or fewer than {rounds} API calls. {gens} lists the
+# measured start and calls of the last ones, oldest first (HANDOFF_BRAKE_GEN each).
 HANDOFF_BRAKE = (
-    "已经换代 {n} 次(上限 {limit}),停下这一步。最可能的原因:换代线 {at} 低于这个角色的"
-    "启动底座(系统提示加工作台索引,协调者实测约 34K),新会话一启动就又到线了。"
-    "把窗口调大(当前 {window};--window / FLOWER_WINDOW),或者用 --no-handoff 关掉交接。"
+    "连续 {n} 次换代都没干成事(上限 {limit}),这一代又是这样,停下这一步。"
+    "最近几代(起步上下文 · 主线程调用次数):{gens}。"
+    "白干的一代:交接降级、起步就离换代线 {at} 不到 {margin},或者不到 {rounds} 次调用就又到线。"
+    "最可能的原因:换代线低于这个角色的启动底座(系统提示加工作台索引,协调者实测约 34K),"
+    "新会话一启动就又到线了。把窗口调大(当前 {window};--window / FLOWER_WINDOW),"
+    "或者用 --no-handoff 关掉交接。"
 )
+HANDOFF_BRAKE_GEN = "{start} · {rounds} 次"
+HANDOFF_BRAKE_GEN_DEGRADED = "{start} · {rounds} 次 · 降级"
 # Event texts (Event("handoff").text); numbers come pre-formatted (130.0K, 200K).
 HANDOFF_NEAR = "上下文 {used}/{window} · 还有约 {left} 到换代"
 HANDOFF_WRITING = "上下文 {used}/{window} —— 写交接准备换代"

@@ -310,13 +310,82 @@ async def test_runaway_brake(fake: FakeServer, workspace: Path, run_dir: Path,
     finally:
         rt.close()
     assert not r.ok and len(r.retired) == 2
-    assert r.error == texts.HANDOFF_BRAKE.format(n=2, limit=2, at="40K", window="60K")
+    gen = texts.HANDOFF_BRAKE_GEN.format(start="45.0K", rounds=1)
+    assert r.error == texts.HANDOFF_BRAKE.format(
+        n=2, limit=2, gens="; ".join([gen] * 3), at="40K", margin="10K", rounds=3,
+        window="60K")
     assert "34K" in r.error and "--no-handoff" in r.error
     assert len(writing_requests(fake)) == 2  # no third document once the brake is hit
     assert len({q.session_id for q in fake.message_requests()}) == 3
     archived = list((rt.workbench.notes / "archive" / "交接").glob("换代-*.md"))
     assert len(archived) == 1  # the first document, moved aside by the second
     assert Handoff.load(rt.workbench.notes / "交接-换代.md").complete()
+
+
+def working(handoffs: int, *, rounds: int = 4, stall_after: int | None = None):
+    """A fake model for a long step: each generation makes ``rounds`` calls (tool use, the
+    fake's ~12K context) and crosses the line on the last; after ``handoffs`` handoffs the
+    next generation finishes. From generation ``stall_after`` on, every successor is over
+    the line on its first call (the startup floor above the line)."""
+    calls: dict[str, int] = {}
+
+    def model(req):
+        if WRITING_MARK in req.last_user_text():
+            return DOC
+        sid = req.session_id or ""
+        calls[sid] = calls.get(sid, 0) + 1
+        generation, n = len(calls), calls[sid]
+        if generation > handoffs:
+            return "全部做完"
+        if stall_after is not None and generation > stall_after:
+            return reply("又满了", tool_use("Bash", {"command": "echo x"}), usage=FULL)
+        if n < rounds:
+            return reply(f"第 {n} 轮", tool_use("Bash", {"command": f"echo {n}"}))
+        return reply("到线了", tool_use("Bash", {"command": "echo full"}), usage=FULL)
+
+    return model
+
+
+async def test_a_productive_step_hands_off_more_than_max_generations_and_finishes(
+        fake: FakeServer, workspace: Path, run_dir: Path, cli_env: dict[str, str]) -> None:
+    """A long step on a small window: every generation starts low and works several calls
+    before it reaches the line. The brake counts none of them, so eleven handoffs — more
+    than the default max_generations=8 — end in an ok step, not a runaway stop."""
+    fake.fallback(working(11))
+    rt = runtime(workspace, run_dir)
+    assert rt.handoff.max_generations == 8
+    try:
+        with anyio.fail_after(TIMEOUT * 5):
+            r = await rt.run(spec(), "原始任务-LONG", step_name="长跑")
+    finally:
+        rt.close()
+    assert r.ok, r.error
+    assert r.text == "全部做完"
+    assert len(r.retired) == 11 and r.session_id not in r.retired
+    assert len(writing_requests(fake)) == 11
+    assert r.attempts == 1
+    assert manifest(rt)[0]["ok"] is True and len(manifest(rt)[0]["retired"]) == 11
+
+
+async def test_the_brake_counts_unproductive_generations_in_a_row(
+        fake: FakeServer, workspace: Path, run_dir: Path, cli_env: dict[str, str]) -> None:
+    """Two productive generations, then every successor starts over the line: with
+    max_generations=2 the step hands off 2 + 2 times and stops, the error naming the
+    measured start and calls of the stalled generations."""
+    fake.fallback(working(99, stall_after=2))
+    rt = runtime(workspace, run_dir,
+                 handoff=HandoffPolicy(window=60_000, headroom=20_000, max_generations=2))
+    try:
+        with anyio.fail_after(TIMEOUT * 2):
+            r = await rt.run(spec(), "原始任务-F", step_name="换代")
+    finally:
+        rt.close()
+    assert not r.ok and len(r.retired) == 4
+    stalled = texts.HANDOFF_BRAKE_GEN.format(start="45.0K", rounds=1)
+    assert r.error == texts.HANDOFF_BRAKE.format(
+        n=2, limit=2, gens="; ".join([stalled] * 3), at="40K", margin="10K", rounds=3,
+        window="60K")
+    assert len(writing_requests(fake)) == 4  # no fifth document once the brake is hit
 
 
 async def test_near_once_per_generation_and_watermark_resets_per_step(
