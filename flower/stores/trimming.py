@@ -24,6 +24,7 @@ import hashlib
 import logging
 import os
 import tempfile
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -32,7 +33,7 @@ from flower import texts
 from flower.shell import unwrap
 from flower.stores.transcript import Scan, Site, content_blocks, scan, with_content
 
-__all__ = ["EphemeralPolicy", "SpillMemo", "TrimPolicy", "apply_trim", "empty_report",
+__all__ = ["MEMO_NAME", "EphemeralPolicy", "SpillMemo", "TrimPolicy", "apply_trim", "empty_report",
            "expire_entries", "spill_dir", "trim_entries", "trim_report", "write_spill"]
 
 log = logging.getLogger(__name__)
@@ -111,9 +112,101 @@ def spill_dir(workspace: Path, policy: TrimPolicy) -> Path:
     return target
 
 
-# (uuid, block index, body length) -> spill path: stored rows never change, so this pins a
-# body; a long-lived process skips re-hashing and re-checking it on every later resume.
-SpillMemo = dict[tuple[Any, int, int], str]
+MEMO_NAME = ".memo"  # in the spill dir: deleting the dir deletes what it remembers
+_SPILL_NAME = 16 + len(".txt")
+
+
+class SpillMemo(dict[tuple[Any, int, int], str]):
+    """(uuid, block index, body length) → spill path, kept on disk as well.
+
+    Stored rows never change, so the triple pins a body: a resume that meets it again need
+    not hash it (sha256 of every big result) nor look for its file. In memory that helps
+    only the process that spilled it; a wake is a new process, and its first resume used to
+    re-hash every big result of the transcript. So each new triple is also appended to
+    ``<spill dir>/.memo`` (``<file> <block> <length> <uuid>`` per line), and a process reads
+    that file the first time it trims into the directory.
+
+    The files are the record, the memo only a shortcut to them: a line is believed only
+    while its file is in the directory (listed when the memo is read, and again whenever
+    the directory changed since), so a deleted spill file is written again, never pointed
+    at. A torn or foreign line is skipped. A plain dict works wherever a memo is asked
+    for; it is just not kept.
+    """
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.directory = ""
+        self._stamp: int | None = None  # the directory's mtime when last listed
+        self._pending: list[str] = []
+        self._torn = False  # the file does not end with a newline (a write was cut off)
+
+    def sync(self, directory: str) -> None:
+        """Make every remembered path one that exists in ``directory`` (call before use)."""
+        try:
+            stamp = os.stat(directory).st_mtime_ns
+        except OSError:  # no spill dir (yet, or removed): everything is written again
+            self.clear()
+            self.directory, self._stamp = directory, None
+            return
+        if directory != self.directory:
+            self.clear()
+            self.directory, self._stamp = directory, None
+            self._read()
+        if stamp == self._stamp:
+            return
+        try:
+            names = set(os.listdir(directory))
+        except OSError:
+            names = set()
+        gone = [ident for ident, path in self.items() if os.path.basename(path) not in names]
+        for ident in gone:
+            del self[ident]
+        # a change within the filesystem's clock tick could hide behind the same stamp:
+        # trust a stamp only once it is clearly in the past (listing again costs little)
+        self._stamp = stamp if stamp < (time.time() - 2) * 1e9 else None
+
+    def _read(self) -> None:
+        try:
+            with open(os.path.join(self.directory, MEMO_NAME), "rb") as fh:
+                data = fh.read()
+        except OSError:
+            return
+        self._torn = bool(data) and not data.endswith(b"\n")
+        base = self.directory
+        for line in data.decode("utf-8", "replace").splitlines():
+            parts = line.split(" ", 3)
+            if len(parts) != 4 or len(parts[0]) != _SPILL_NAME or not parts[3]:
+                continue
+            try:
+                ident = (parts[3], int(parts[1]), int(parts[2]))
+            except ValueError:
+                continue
+            dict.__setitem__(self, ident, os.path.join(base, parts[0]))
+
+    def __setitem__(self, ident: tuple[Any, int, int], path: str) -> None:
+        super().__setitem__(ident, path)
+        uid = ident[0]
+        if (self.directory and isinstance(uid, str) and uid.isprintable() and " " not in uid
+                and os.path.dirname(path) == self.directory):
+            self._pending.append(f"{os.path.basename(path)} {ident[1]} {ident[2]} {uid}\n")
+
+    def flush(self) -> None:
+        """Append the triples remembered since the last flush (one write; a failed one only
+        means the next process hashes those bodies again)."""
+        if not self._pending or not self.directory:
+            return
+        data = ("\n" if self._torn else "") + "".join(self._pending)
+        self._pending.clear()
+        try:
+            fd = os.open(os.path.join(self.directory, MEMO_NAME),
+                         os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+            try:
+                os.write(fd, data.encode("utf-8"))
+            finally:
+                os.close(fd)
+            self._torn = False
+        except OSError as exc:
+            log.warning("could not record spilled results in %s: %s", self.directory, exc)
 
 
 def plan_edits(found: Scan, *, workspace: Path, policy: TrimPolicy, ephemeral: EphemeralPolicy,
@@ -180,7 +273,9 @@ def trim_sites(sites: list[Site], workspace: Path, pol: TrimPolicy, memo: SpillM
            and j not in edits.get(i, ())]  # an expired body is already tiny
     keep = min(max(pol.keep_recent, 0), len(big))
     directory = str(spill_dir(workspace, pol)) if len(big) > keep else ""
-    if directory and not os.path.isdir(directory):
+    if directory and isinstance(memo, SpillMemo):
+        memo.sync(directory)
+    elif directory and not os.path.isdir(directory):
         memo.clear()  # spill dir removed: write everything again
     for i, j, block, body, uid in big[: len(big) - keep]:
         ident = (uid, j, len(body))
@@ -197,6 +292,8 @@ def trim_sites(sites: list[Site], workspace: Path, pol: TrimPolicy, memo: SpillM
         report["cleared"] += 1
         report["chars_saved"] += len(body) - len(pointer)
     report["kept"] += keep
+    if isinstance(memo, SpillMemo):
+        memo.flush()
 
 
 def write_spill(body: str, directory: str) -> str | None:
