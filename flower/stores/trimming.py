@@ -66,9 +66,13 @@ class EphemeralPolicy:
     def placeholder(self, cmd: str, age: int) -> str:
         """Expiry note for ``cmd``: its first line, at most 60 chars, in backticks (for a
         glance in its bounded form, the command it wraps: that is what the model wrote)."""
-        lines = (unwrap(cmd) or cmd).strip().splitlines()
-        first = lines[0][:60] if lines else ""
-        return self.text.format(cmd=f"`{first}`", age=age)
+        return self.text.format(cmd=_shown_command(cmd), age=age)
+
+
+def _shown_command(cmd: str) -> str:
+    lines = (unwrap(cmd) or cmd).strip().splitlines()
+    first = lines[0][:60] if lines else ""
+    return f"`{first}`"
 
 
 def empty_report() -> dict[str, int]:
@@ -139,6 +143,12 @@ class SpillMemo(dict[tuple[Any, int, int], str]):
         self._stamp: int | None = None  # the directory's mtime when last listed
         self._pending: list[str] = []
         self._torn = False  # the file does not end with a newline (a write was cut off)
+        #: triple → (path, pointer text): a warm resume formats no pointer twice
+        self.pointers: dict[tuple[Any, int, int], tuple[str, str]] = {}
+
+    def clear(self) -> None:
+        super().clear()
+        self.pointers.clear()
 
     def sync(self, directory: str) -> None:
         """Make every remembered path one that exists in ``directory`` (call before use)."""
@@ -257,26 +267,42 @@ def trim_entries(entries: list[Entry], workspace: Path, policy: TrimPolicy,
 def expire_sites(sites: list[Site], commands: dict[str, str], pol: EphemeralPolicy,
                  edits: _Edits, report: dict[str, int]) -> None:
     # A site's tid is set only if it answers an ephemeral call (see ``Site``).
+    limit = pol.max_chars
     eligible = [(i, j, block, commands[tid]) for i, j, block, body, tid, _ in sites
-                if tid is not None and body is not None and len(body) <= pol.max_chars]
+                if tid is not None and body is not None and len(body) <= limit]
     old = eligible[: max(len(eligible) - max(pol.keep_recent, 0), 0)]
-    for k, (i, j, block, cmd) in enumerate(old):
-        note = pol.placeholder(cmd, len(eligible) - k)
-        edits.setdefault(i, {})[j] = (block, note)
+    n = len(eligible)
+    if type(pol).placeholder is EphemeralPolicy.placeholder:
+        # the same few commands expire thousands of times: shape each one's text once
+        shown: dict[str, str] = {}
+        text = pol.text
+        for k, (i, j, block, cmd) in enumerate(old):
+            cell = shown.get(cmd)
+            if cell is None:
+                cell = shown[cmd] = _shown_command(cmd)
+            edits.setdefault(i, {})[j] = (block, text.format(cmd=cell, age=n - k))
+    else:  # a subclass's own placeholder decides
+        for k, (i, j, block, cmd) in enumerate(old):
+            edits.setdefault(i, {})[j] = (block, pol.placeholder(cmd, n - k))
     report["expired"] += len(old)
 
 
 def trim_sites(sites: list[Site], workspace: Path, pol: TrimPolicy, memo: SpillMemo,
                edits: _Edits, report: dict[str, int]) -> None:
+    minimum, edited = pol.min_chars, edits.get
     big = [(i, j, block, body, uid) for i, j, block, body, _, uid in sites
-           if body is not None and len(body) >= pol.min_chars
-           and j not in edits.get(i, ())]  # an expired body is already tiny
+           if body is not None and len(body) >= minimum
+           and j not in edited(i, ())]  # an expired body is already tiny
     keep = min(max(pol.keep_recent, 0), len(big))
     directory = str(spill_dir(workspace, pol)) if len(big) > keep else ""
     if directory and isinstance(memo, SpillMemo):
         memo.sync(directory)
     elif directory and not os.path.isdir(directory):
         memo.clear()  # spill dir removed: write everything again
+    # the pointer of a remembered body is the same text at every resume (for the policy's
+    # own placeholder; a subclass's is asked each time)
+    pointers = (memo.pointers if isinstance(memo, SpillMemo)
+                and type(pol).placeholder is TrimPolicy.placeholder else None)
     for i, j, block, body, uid in big[: len(big) - keep]:
         ident = (uid, j, len(body))
         path = memo.get(ident)
@@ -287,7 +313,13 @@ def trim_sites(sites: list[Site], workspace: Path, pol: TrimPolicy, memo: SpillM
         if path is None:
             keep += 1
             continue
-        pointer = pol.placeholder(path, len(body))
+        seen = pointers.get(ident) if pointers is not None else None
+        if seen is not None and seen[0] == path:
+            pointer = seen[1]
+        else:
+            pointer = pol.placeholder(path, len(body))
+            if pointers is not None and uid is not None:
+                pointers[ident] = (path, pointer)
         edits.setdefault(i, {})[j] = (block, pointer)
         report["cleared"] += 1
         report["chars_saved"] += len(body) - len(pointer)
