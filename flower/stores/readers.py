@@ -267,10 +267,11 @@ class SqliteReader(_Shared):
 
     def subagents(self, key: str) -> list[str]:
         """The subagent transcripts of main transcript ``key``, oldest write first."""
-        prefix = f"{key}/subagents/"
+        # a range on the primary key (what starts with the prefix, binary collation):
+        # substr() here scanned all of meta for every session flower log looked at
         return [k for (k,) in self.con.execute(
-            "SELECT store_key FROM meta WHERE substr(store_key, 1, ?) = ? "
-            "ORDER BY mtime, store_key", (len(prefix), prefix))]
+            "SELECT store_key FROM meta WHERE store_key >= ? AND store_key < ? "
+            "ORDER BY mtime, store_key", (f"{key}/subagents/", f"{key}/subagents0"))]
 
     def has_tables(self) -> bool:
         """Is this a session store at all (a ``meta`` table), not some other database?"""
