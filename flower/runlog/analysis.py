@@ -19,7 +19,13 @@ from typing import Any
 from flower import texts
 from flower.core.paths import project_key
 from flower.runlog.model import RunLog, _count
-from flower.stores.readers import SYNTHETIC_MODEL, Round, open_reader, parse_timestamp
+from flower.stores.readers import (
+    SYNTHETIC_MODEL,
+    KeyFinder,
+    Round,
+    open_reader,
+    parse_timestamp,
+)
 from flower.usage import entry_context
 
 __all__ = ["DISPATCH_TOOLS", "TOP_RESULTS", "SessionDetail", "ToolResult", "Transcript",
@@ -208,8 +214,9 @@ def load_details(log: RunLog, *, resume: bool = True) -> dict[str, SessionDetail
     out: dict[str, SessionDetail] = {}
     try:
         keys: dict[str, str] = {}
+        candidates = KeyFinder(reader, pk)  # one meta read for all ids, not one per id
         for sid in wanted:
-            for key in reader.candidates(pk, sid):
+            for key in candidates(sid):
                 if reader.has(key):
                     keys[sid] = key
                     break

@@ -65,7 +65,7 @@ from flower.core import manifest as _manifest
 from flower.core.lineage import recorded_workspace
 from flower.core.paths import project_key
 from flower.errors import CorruptManifest, NoRuns, one_line
-from flower.stores.readers import DB_NAME, DEFAULT_SCHEMA, Round, open_reader
+from flower.stores.readers import DB_NAME, DEFAULT_SCHEMA, KeyFinder, Round, open_reader
 
 __all__ = ["DB_NAME", "DEFAULT_RUN_DIR", "CorruptManifest", "NoRuns", "Row", "Run", "RunLog",
            "in_window", "load_runs", "read_manifest", "read_sessions", "split_step", "to_json"]
@@ -361,9 +361,10 @@ def read_sessions(run_dir: Path, pk: str, ids: list[str], *, schema: str = DEFAU
     if reader is None:
         return status, {}
     found: dict[str, list[Round]] = {}
+    candidates = KeyFinder(reader, pk)  # one meta read for all ids, not one per id
     try:
         for sid in ids:
-            for key in reader.candidates(pk, sid):
+            for key in candidates(sid):
                 rounds = reader.rounds(key)
                 if rounds:
                     found[sid] = rounds

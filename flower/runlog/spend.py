@@ -60,10 +60,15 @@ def dispatches(log: RunLog) -> dict[int, list[Dispatch]]:
     when the store holds no subagent transcripts (or none can be read)."""
     details = load_details(log, resume=False)
     out: dict[int, list[Dispatch]] = {}
+    by_session: dict[str, list[Row]] = {}  # one pass, not one over every row per session
+    for r in log.rows:
+        for s in dict.fromkeys([r.session_id, *r.retired]):
+            if s:
+                by_session.setdefault(s, []).append(r)
     for sid, detail in details.items():
         if not detail.subagents:
             continue
-        rows = [r for r in log.rows if r.session_id == sid or sid in r.retired]
+        rows = by_session.get(sid, [])
         if not rows:
             continue
         session_cost = sum(r.cost_usd for r in rows)

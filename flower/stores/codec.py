@@ -20,7 +20,7 @@ from typing import Any
 
 from flower.errors import Unstorable, one_line
 
-__all__ = ["Unstorable", "decode", "decode_many", "encode", "encode_batch", "safe_text"]
+__all__ = ["Unstorable", "decode", "decode_many", "encode", "encode_batch", "pretty", "safe_text"]
 
 # Entries are plain JSON from the CLI (no cycles possible); skipping the cycle check and
 # the per-call kwargs handling of json.dumps is ~15% of append time.
@@ -32,10 +32,12 @@ try:  # optional fast path: pip install 'flower[postgres]' (or orjson alone)
 
     _ORJSON_LOADS: Callable[[Any], Any] | None = _orjson.loads
     _ORJSON_ERROR: type[Exception] = _orjson.JSONDecodeError
+    _FRAGMENT: Any = getattr(_orjson, "Fragment", None)  # orjson 3.9+
 except ImportError:  # pragma: no cover - exercised only without orjson
     _orjson = None  # type: ignore[assignment]
     _ORJSON_LOADS = None
     _ORJSON_ERROR = ValueError
+    _FRAGMENT = None
 
 #: The ``orjson`` module when it is installed, else ``None``: the one place that decides,
 #: for other writers of JSON (``manifest.json``) that want its speed and must fall back.
@@ -115,3 +117,39 @@ def decode_many(texts: Iterable[str | bytes]) -> list[Any]:
         except err:
             append(json.loads(t))
     return out
+
+
+_INT64 = (-(2**63), 2**64 - 1)  # what orjson writes itself; beyond it json's digits are used
+
+
+def _as_json_writes(value: Any) -> Any:
+    """``value`` with every number orjson would write differently from ``json.dumps``
+    replaced by ``json.dumps``'s own text: floats below 1e-4 (``5e-05`` vs ``5e-5``) or
+    from 1e16 up, NaN/Infinity (orjson writes ``null``), integers beyond 64 bits (which
+    orjson refuses). Every other float is written alike by both (shortest round-trip)."""
+    kind = type(value)
+    if kind is dict:
+        return {k: _as_json_writes(v) for k, v in value.items()}
+    if kind is list or kind is tuple:
+        return [_as_json_writes(v) for v in value]
+    if kind is float:
+        if value != value or (not 1e-4 <= abs(value) < 1e16 and value != 0.0):
+            return _FRAGMENT(json.dumps(value).encode())
+        return value
+    if kind is int and not _INT64[0] <= value <= _INT64[1]:
+        return _FRAGMENT(str(value).encode())
+    return value
+
+
+def pretty(doc: Any) -> bytes | None:
+    """``doc`` as UTF-8 bytes, exactly ``json.dumps(doc, ensure_ascii=False, indent=2)``
+    encoded — written by orjson, which is many times faster on a document of megabytes
+    (``indent`` forces ``json`` into its pure-Python encoder). None when orjson is missing
+    or cannot write ``doc`` the same way (a lone surrogate, a key that is no string):
+    the caller then uses ``json``."""
+    if _FRAGMENT is None:
+        return None
+    try:
+        return _orjson.dumps(_as_json_writes(doc), option=_orjson.OPT_INDENT_2)
+    except (TypeError, _orjson.JSONEncodeError):
+        return None

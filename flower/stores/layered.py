@@ -72,7 +72,7 @@ class Layers:
         self.prune_policy = prune  # None: no prune layer (TrimmingSessionStore)
         self.last_report: dict[str, int] = empty_report()
         self.pruned = self.denials_dropped = self.neutralized = self.healed = 0
-        self.memo: SpillMemo = {}
+        self.memo = SpillMemo()  # kept in the spill dir: a wake's first resume skips the hashing
         spill_dir(self.workspace, self.policy)  # fail at construction, not at first resume
 
     def apply(self, key: SessionKey, entries: list[Any]) -> list[Any]:

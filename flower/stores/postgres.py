@@ -14,7 +14,9 @@ Layout, in schema ``flower`` (created when missing)::
 
     entries(store_key, seq, uid, payload)       PRIMARY KEY (store_key, seq)
                                                 UNIQUE (store_key, uid) WHERE uid IS NOT NULL
-    meta(store_key, mtime, next_seq)            one row per transcript
+    meta(store_key, mtime, next_seq)            one row per transcript; an index on the
+                                                session id part (finding a session under
+                                                any project key reads the index, not meta)
     summaries(project_key, session_id, mtime, data)
     version(version)                            one row: the layout version (refused if newer)
     lineage(name, workspace, woke, steps, mtime)     one row per run name (v2)
@@ -110,6 +112,7 @@ CREATE TABLE IF NOT EXISTS {s}.meta (
     mtime     bigint NOT NULL,
     next_seq  bigint NOT NULL
 );
+CREATE INDEX IF NOT EXISTS meta_session ON {s}.meta (split_part(store_key, '/', 2));
 CREATE TABLE IF NOT EXISTS {s}.summaries (
     project_key text COLLATE "C" NOT NULL,
     session_id  text COLLATE "C" NOT NULL,

@@ -20,16 +20,17 @@ from __future__ import annotations
 import datetime as _dt
 import json
 import sqlite3
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
+from flower.stores.codec import decode as _decode
 from flower.usage import entry_context
 
-__all__ = ["DB_NAME", "DEFAULT_SCHEMA", "NoSessions", "PgReader", "Reader", "Round", "RunProbe",
-           "SqliteReader", "connect_ro", "open_reader", "parse_timestamp", "rounds_from",
-           "schema_sql"]
+__all__ = ["DB_NAME", "DEFAULT_SCHEMA", "KeyFinder", "NoSessions", "PgReader", "Reader", "Round",
+           "RunProbe", "SqliteReader", "connect_ro", "open_reader", "parse_timestamp",
+           "rounds_from", "schema_sql"]
 
 DB_NAME = "sessions.db"
 DEFAULT_SCHEMA = "flower"  # PostgresSessionStore's schema unless it is given another
@@ -67,18 +68,20 @@ def parse_timestamp(value: object) -> float | None:
     return stamp.timestamp()
 
 
-def rounds_from(payloads: Iterable[str | bytes]) -> list[Round]:
+def rounds_from(payloads: Iterable[str | bytes],
+                decode: Callable[[Any], Any] = _decode) -> list[Round]:
     """Every main-thread API call among stored payload texts in seq order: one
     :class:`Round` per assistant message id.
 
     The CLI writes one entry per content block, all carrying the same message id and usage,
     so entries are folded by id. Sidechain entries, the CLI's synthetic messages and
-    zero-usage entries are skipped (subagents live under their own keys).
+    zero-usage entries are skipped (subagents live under their own keys). Rows are decoded
+    like the store's own ``load`` (orjson when installed, several times faster than json).
     """
     found: dict[str, Round] = {}
     for n, payload in enumerate(payloads):
         try:
-            entry = json.loads(payload)
+            entry = decode(payload)
         except (TypeError, ValueError):
             continue
         if not isinstance(entry, dict) or entry.get("isSidechain") is True:
@@ -132,6 +135,7 @@ class Reader(Protocol):
     def mtime(self, key: str) -> int | None: ...
     def has(self, key: str) -> bool: ...
     def owners(self, sid: str) -> list[tuple[str, int]]: ...
+    def owner_map(self) -> dict[str, list[str]]: ...
     def candidates(self, pk: str, sid: str) -> list[str]: ...
     def entries(self, key: str) -> list[dict[str, Any]]: ...
     def rounds(self, key: str) -> list[Round]: ...
@@ -150,6 +154,9 @@ class _Shared:
     def owners(self, sid: str) -> list[tuple[str, int]]:  # pragma: no cover
         raise NotImplementedError
 
+    def owner_map(self) -> dict[str, list[str]]:  # pragma: no cover
+        raise NotImplementedError
+
     def has(self, key: str) -> bool:
         """Is transcript ``key`` stored? One meta lookup, no payload read."""
         return self.mtime(key) is not None
@@ -160,6 +167,36 @@ class _Shared:
         or path)."""
         mine = f"{pk}/{sid}"
         return [mine, *(key for key, _ in self.owners(sid) if key != mine)]
+
+
+class KeyFinder:
+    """``candidates(pk, sid)`` for many sessions at the cost of one: the exact key first (a
+    primary-key lookup, and what nearly every session is), then the other project keys that
+    hold the session — read from ``meta`` once, at the first session the exact key does not
+    answer for. Asking :meth:`_Shared.owners` per session instead scans ``meta`` every time,
+    which made ``flower log`` quadratic in the number of sessions."""
+
+    def __init__(self, reader: Reader, pk: str) -> None:
+        self.reader = reader
+        self.pk = pk
+        self._owners: dict[str, list[str]] | None = None
+
+    def __call__(self, sid: str) -> Iterator[str]:
+        """The keys :meth:`_Shared.candidates` lists, in its order, read lazily."""
+        mine = f"{self.pk}/{sid}"
+        yield mine
+        if self._owners is None:
+            self._owners = self.reader.owner_map()
+        yield from (key for key in self._owners.get(sid, ()) if key != mine)
+
+
+def _grouped(keys: Iterable[Any]) -> dict[str, list[str]]:
+    """Main-transcript keys (``<pk>/<sid>``) by session id, in the order given."""
+    out: dict[str, list[str]] = {}
+    for key in keys:
+        if isinstance(key, str) and key.count("/") == 1:
+            out.setdefault(key.split("/", 1)[1], []).append(key)
+    return out
 
 
 class SqliteReader(_Shared):
@@ -194,13 +231,19 @@ class SqliteReader(_Shared):
         """``(key, mtime)`` of every main transcript of session ``sid``, any project key."""
         tail = f"/{sid}"
         return [(key, mtime if isinstance(mtime, int) else 0) for key, mtime in self.con.execute(
-            "SELECT store_key, mtime FROM meta WHERE substr(store_key, -?) = ?",
+            "SELECT store_key, mtime FROM meta WHERE substr(store_key, -?) = ? ORDER BY rowid",
             (len(tail), tail)) if isinstance(key, str) and key.count("/") == 1]
+
+    def owner_map(self) -> dict[str, list[str]]:
+        """Every main transcript's key by session id, in :meth:`owners`' order: one read of
+        ``meta`` for all sessions (:class:`KeyFinder`)."""
+        return _grouped(k for (k,) in self.con.execute(
+            "SELECT store_key FROM meta ORDER BY rowid"))
 
     def entries(self, key: str) -> list[dict[str, Any]]:
         """Every entry of ``key`` in append order; a row that is no JSON object is skipped."""
         return _decoded((p for (p,) in self.con.execute(
-            "SELECT payload FROM entries WHERE store_key = ? ORDER BY seq", (key,))), json.loads)
+            "SELECT payload FROM entries WHERE store_key = ? ORDER BY seq", (key,))), _decode)
 
     def rounds(self, key: str) -> list[Round]:
         """The main-thread API calls of ``key`` (:func:`rounds_from`)."""
@@ -214,7 +257,7 @@ class SqliteReader(_Shared):
         """Context size of the latest real API call among the last ``scan`` entries."""
         return _first_context((p for (p,) in self.con.execute(
             "SELECT payload FROM entries WHERE store_key = ? ORDER BY seq DESC LIMIT ?",
-            (key, scan))), json.loads)
+            (key, scan))), _decode)
 
     def main_keys(self, pk: str) -> list[str]:
         """Every main transcript, oldest write first: the file is the run's own, whatever
@@ -224,10 +267,11 @@ class SqliteReader(_Shared):
 
     def subagents(self, key: str) -> list[str]:
         """The subagent transcripts of main transcript ``key``, oldest write first."""
-        prefix = f"{key}/subagents/"
+        # a range on the primary key (what starts with the prefix, binary collation):
+        # substr() here scanned all of meta for every session flower log looked at
         return [k for (k,) in self.con.execute(
-            "SELECT store_key FROM meta WHERE substr(store_key, 1, ?) = ? "
-            "ORDER BY mtime, store_key", (len(prefix), prefix))]
+            "SELECT store_key FROM meta WHERE store_key >= ? AND store_key < ? "
+            "ORDER BY mtime, store_key", (f"{key}/subagents/", f"{key}/subagents0"))]
 
     def has_tables(self) -> bool:
         """Is this a session store at all (a ``meta`` table), not some other database?"""
@@ -341,6 +385,13 @@ class PgReader(_Shared):
             "SELECT store_key, mtime FROM {s}.meta WHERE split_part(store_key, '/', 2) = %s "
             "AND split_part(store_key, '/', 3) = '' ORDER BY store_key", (sid,))]
 
+    def owner_map(self) -> dict[str, list[str]]:
+        """Every main transcript's key by session id, in :meth:`owners`' order: one read of
+        ``meta`` for all sessions (:class:`KeyFinder`)."""
+        return _grouped(k for (k,) in self._rows(
+            "SELECT store_key FROM {s}.meta WHERE split_part(store_key, '/', 3) = '' "
+            "ORDER BY store_key", ()))
+
     def entries(self, key: str) -> list[dict[str, Any]]:
         """Every entry of ``key`` in append order; a row that is no JSON object is skipped."""
         return _decoded((p for (p,) in self._rows(
@@ -350,9 +401,9 @@ class PgReader(_Shared):
     def rounds(self, key: str) -> list[Round]:
         """The main-thread API calls of ``key`` (:func:`rounds_from`)."""
         # "assistant" is in every assistant entry: the filter only spares parsing the rest
-        return rounds_from(p for (p,) in self._rows(
+        return rounds_from((p for (p,) in self._rows(
             "SELECT payload FROM {s}.entries WHERE store_key = %s "
-            "AND strpos(payload, '\"assistant\"') > 0 ORDER BY seq", (key,)))
+            "AND strpos(payload, '\"assistant\"') > 0 ORDER BY seq", (key,))), self._decode)
 
     def last_context(self, key: str, *, scan: int = 500) -> int | None:
         """Context size of the latest real API call among the last ``scan`` entries."""

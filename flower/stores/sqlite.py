@@ -50,7 +50,10 @@ __all__ = ["SCHEMA", "SqliteSessionStore", "StoreCorruptError", "gc_paused", "st
 T = TypeVar("T")
 
 # The exact on-disk layout; other tools (``sqlite3 runs/sessions.db``, tools/analyze_run.py)
-# read it directly, so it is part of the public contract.
+# read it directly, so it is part of the public contract. ``meta_mtime`` came later: every
+# append asks for ``max(mtime)``, a scan of ``meta`` without it (one row per transcript, so
+# it grew with the run). Opening a file made before creates it — an index only, tables and
+# rows untouched, so the original flower still reads and writes the file as before.
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS entries (
     store_key TEXT NOT NULL,
@@ -66,6 +69,7 @@ CREATE TABLE IF NOT EXISTS meta (
     mtime     INTEGER NOT NULL,
     next_seq  INTEGER NOT NULL
 );
+CREATE INDEX IF NOT EXISTS meta_mtime ON meta(mtime);
 CREATE TABLE IF NOT EXISTS summaries (
     project_key TEXT NOT NULL,
     session_id  TEXT NOT NULL,

@@ -24,6 +24,7 @@ import hashlib
 import logging
 import os
 import tempfile
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -32,7 +33,7 @@ from flower import texts
 from flower.shell import unwrap
 from flower.stores.transcript import Scan, Site, content_blocks, scan, with_content
 
-__all__ = ["EphemeralPolicy", "SpillMemo", "TrimPolicy", "apply_trim", "empty_report",
+__all__ = ["MEMO_NAME", "EphemeralPolicy", "SpillMemo", "TrimPolicy", "apply_trim", "empty_report",
            "expire_entries", "spill_dir", "trim_entries", "trim_report", "write_spill"]
 
 log = logging.getLogger(__name__)
@@ -65,9 +66,13 @@ class EphemeralPolicy:
     def placeholder(self, cmd: str, age: int) -> str:
         """Expiry note for ``cmd``: its first line, at most 60 chars, in backticks (for a
         glance in its bounded form, the command it wraps: that is what the model wrote)."""
-        lines = (unwrap(cmd) or cmd).strip().splitlines()
-        first = lines[0][:60] if lines else ""
-        return self.text.format(cmd=f"`{first}`", age=age)
+        return self.text.format(cmd=_shown_command(cmd), age=age)
+
+
+def _shown_command(cmd: str) -> str:
+    lines = (unwrap(cmd) or cmd).strip().splitlines()
+    first = lines[0][:60] if lines else ""
+    return f"`{first}`"
 
 
 def empty_report() -> dict[str, int]:
@@ -111,9 +116,107 @@ def spill_dir(workspace: Path, policy: TrimPolicy) -> Path:
     return target
 
 
-# (uuid, block index, body length) -> spill path: stored rows never change, so this pins a
-# body; a long-lived process skips re-hashing and re-checking it on every later resume.
-SpillMemo = dict[tuple[Any, int, int], str]
+MEMO_NAME = ".memo"  # in the spill dir: deleting the dir deletes what it remembers
+_SPILL_NAME = 16 + len(".txt")
+
+
+class SpillMemo(dict[tuple[Any, int, int], str]):
+    """(uuid, block index, body length) → spill path, kept on disk as well.
+
+    Stored rows never change, so the triple pins a body: a resume that meets it again need
+    not hash it (sha256 of every big result) nor look for its file. In memory that helps
+    only the process that spilled it; a wake is a new process, and its first resume used to
+    re-hash every big result of the transcript. So each new triple is also appended to
+    ``<spill dir>/.memo`` (``<file> <block> <length> <uuid>`` per line), and a process reads
+    that file the first time it trims into the directory.
+
+    The files are the record, the memo only a shortcut to them: a line is believed only
+    while its file is in the directory (listed when the memo is read, and again whenever
+    the directory changed since), so a deleted spill file is written again, never pointed
+    at. A torn or foreign line is skipped. A plain dict works wherever a memo is asked
+    for; it is just not kept.
+    """
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.directory = ""
+        self._stamp: int | None = None  # the directory's mtime when last listed
+        self._pending: list[str] = []
+        self._torn = False  # the file does not end with a newline (a write was cut off)
+        #: triple → (path, pointer text): a warm resume formats no pointer twice
+        self.pointers: dict[tuple[Any, int, int], tuple[str, str]] = {}
+
+    def clear(self) -> None:
+        super().clear()
+        self.pointers.clear()
+
+    def sync(self, directory: str) -> None:
+        """Make every remembered path one that exists in ``directory`` (call before use)."""
+        try:
+            stamp = os.stat(directory).st_mtime_ns
+        except OSError:  # no spill dir (yet, or removed): everything is written again
+            self.clear()
+            self.directory, self._stamp = directory, None
+            return
+        if directory != self.directory:
+            self.clear()
+            self.directory, self._stamp = directory, None
+            self._read()
+        if stamp == self._stamp:
+            return
+        try:
+            names = set(os.listdir(directory))
+        except OSError:
+            names = set()
+        gone = [ident for ident, path in self.items() if os.path.basename(path) not in names]
+        for ident in gone:
+            del self[ident]
+        # a change within the filesystem's clock tick could hide behind the same stamp:
+        # trust a stamp only once it is clearly in the past (listing again costs little)
+        self._stamp = stamp if stamp < (time.time() - 2) * 1e9 else None
+
+    def _read(self) -> None:
+        try:
+            with open(os.path.join(self.directory, MEMO_NAME), "rb") as fh:
+                data = fh.read()
+        except OSError:
+            return
+        self._torn = bool(data) and not data.endswith(b"\n")
+        base = self.directory
+        for line in data.decode("utf-8", "replace").splitlines():
+            parts = line.split(" ", 3)
+            if len(parts) != 4 or len(parts[0]) != _SPILL_NAME or not parts[3]:
+                continue
+            try:
+                ident = (parts[3], int(parts[1]), int(parts[2]))
+            except ValueError:
+                continue
+            dict.__setitem__(self, ident, os.path.join(base, parts[0]))
+
+    def __setitem__(self, ident: tuple[Any, int, int], path: str) -> None:
+        super().__setitem__(ident, path)
+        uid = ident[0]
+        if (self.directory and isinstance(uid, str) and uid.isprintable() and " " not in uid
+                and os.path.dirname(path) == self.directory):
+            self._pending.append(f"{os.path.basename(path)} {ident[1]} {ident[2]} {uid}\n")
+
+    def flush(self) -> None:
+        """Append the triples remembered since the last flush (one write; a failed one only
+        means the next process hashes those bodies again)."""
+        if not self._pending or not self.directory:
+            return
+        data = ("\n" if self._torn else "") + "".join(self._pending)
+        self._pending.clear()
+        try:
+            fd = os.open(os.path.join(self.directory, MEMO_NAME),
+                         os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+            try:
+                os.write(fd, data.encode("utf-8"))
+            finally:
+                os.close(fd)
+            self._torn = False
+        except OSError as exc:
+            log.warning("could not record spilled results in %s: %s", self.directory, exc)
 
 
 def plan_edits(found: Scan, *, workspace: Path, policy: TrimPolicy, ephemeral: EphemeralPolicy,
@@ -164,24 +267,42 @@ def trim_entries(entries: list[Entry], workspace: Path, policy: TrimPolicy,
 def expire_sites(sites: list[Site], commands: dict[str, str], pol: EphemeralPolicy,
                  edits: _Edits, report: dict[str, int]) -> None:
     # A site's tid is set only if it answers an ephemeral call (see ``Site``).
+    limit = pol.max_chars
     eligible = [(i, j, block, commands[tid]) for i, j, block, body, tid, _ in sites
-                if tid is not None and body is not None and len(body) <= pol.max_chars]
+                if tid is not None and body is not None and len(body) <= limit]
     old = eligible[: max(len(eligible) - max(pol.keep_recent, 0), 0)]
-    for k, (i, j, block, cmd) in enumerate(old):
-        note = pol.placeholder(cmd, len(eligible) - k)
-        edits.setdefault(i, {})[j] = (block, note)
+    n = len(eligible)
+    if type(pol).placeholder is EphemeralPolicy.placeholder:
+        # the same few commands expire thousands of times: shape each one's text once
+        shown: dict[str, str] = {}
+        text = pol.text
+        for k, (i, j, block, cmd) in enumerate(old):
+            cell = shown.get(cmd)
+            if cell is None:
+                cell = shown[cmd] = _shown_command(cmd)
+            edits.setdefault(i, {})[j] = (block, text.format(cmd=cell, age=n - k))
+    else:  # a subclass's own placeholder decides
+        for k, (i, j, block, cmd) in enumerate(old):
+            edits.setdefault(i, {})[j] = (block, pol.placeholder(cmd, n - k))
     report["expired"] += len(old)
 
 
 def trim_sites(sites: list[Site], workspace: Path, pol: TrimPolicy, memo: SpillMemo,
                edits: _Edits, report: dict[str, int]) -> None:
+    minimum, edited = pol.min_chars, edits.get
     big = [(i, j, block, body, uid) for i, j, block, body, _, uid in sites
-           if body is not None and len(body) >= pol.min_chars
-           and j not in edits.get(i, ())]  # an expired body is already tiny
+           if body is not None and len(body) >= minimum
+           and j not in edited(i, ())]  # an expired body is already tiny
     keep = min(max(pol.keep_recent, 0), len(big))
     directory = str(spill_dir(workspace, pol)) if len(big) > keep else ""
-    if directory and not os.path.isdir(directory):
+    if directory and isinstance(memo, SpillMemo):
+        memo.sync(directory)
+    elif directory and not os.path.isdir(directory):
         memo.clear()  # spill dir removed: write everything again
+    # the pointer of a remembered body is the same text at every resume (for the policy's
+    # own placeholder; a subclass's is asked each time)
+    pointers = (memo.pointers if isinstance(memo, SpillMemo)
+                and type(pol).placeholder is TrimPolicy.placeholder else None)
     for i, j, block, body, uid in big[: len(big) - keep]:
         ident = (uid, j, len(body))
         path = memo.get(ident)
@@ -192,11 +313,19 @@ def trim_sites(sites: list[Site], workspace: Path, pol: TrimPolicy, memo: SpillM
         if path is None:
             keep += 1
             continue
-        pointer = pol.placeholder(path, len(body))
+        seen = pointers.get(ident) if pointers is not None else None
+        if seen is not None and seen[0] == path:
+            pointer = seen[1]
+        else:
+            pointer = pol.placeholder(path, len(body))
+            if pointers is not None and uid is not None:
+                pointers[ident] = (path, pointer)
         edits.setdefault(i, {})[j] = (block, pointer)
         report["cleared"] += 1
         report["chars_saved"] += len(body) - len(pointer)
     report["kept"] += keep
+    if isinstance(memo, SpillMemo):
+        memo.flush()
 
 
 def write_spill(body: str, directory: str) -> str | None:

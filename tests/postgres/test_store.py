@@ -260,3 +260,35 @@ async def test_adopt_copies_a_session_under_a_new_project_key(pg_url: str, schem
     # ambiguous (two other owners) or unknown: nothing adopted
     assert not store.adopt("-third", "sess-1") and not store.adopt("-x", "nope")
     store.close()
+
+
+async def test_sessions_are_found_under_any_project_key_through_the_index(
+        pg_url: str, schema: str) -> None:
+    """``flower log`` on a shared store finds a session under whichever project key holds
+    it: the keys named are what ``candidates`` names per session, and the session-id lookup
+    (owners, adopt) reads the ``meta_session`` index instead of every transcript's row."""
+    from flower.stores.readers import KeyFinder, PgReader
+
+    store = PostgresSessionStore(pg_url, schema=schema)
+    entry = [{"type": "user", "uuid": "a", "message": {"content": "go"}}]
+    for pk, sid in [("here", "s-live"), ("old", "s-moved"), ("a", "s-two"), ("b", "s-two"),
+                    ("here", "s-both"), ("old", "s-both")]:
+        await store.append({"project_key": pk, "session_id": sid}, entry)
+    await store.append({"project_key": "x", "session_id": "s-sub",
+                        "subpath": "subagents/agent-1"}, entry)
+    store.close()
+    status, reader = PgReader.open(pg_url, schema=schema)
+    assert status == "ok" and reader is not None
+    try:
+        find = KeyFinder(reader, "here")
+        for sid in ["s-live", "s-moved", "s-two", "s-both", "s-sub", "s-nowhere"]:
+            assert list(find(sid)) == reader.candidates("here", sid), sid
+        with psycopg.connect(pg_url) as conn:
+            conn.execute("SET enable_seqscan = off")
+            plan = "\n".join(r for (r,) in conn.execute(
+                f"EXPLAIN SELECT store_key, mtime FROM {schema}.meta "
+                "WHERE split_part(store_key, '/', 2) = 's-two' "
+                "AND split_part(store_key, '/', 3) = ''"))
+        assert "meta_session" in plan
+    finally:
+        reader.close()

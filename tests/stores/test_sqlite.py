@@ -46,7 +46,7 @@ async def test_conformance_with_all_optional_methods(tmp_path: Path, kind: str) 
         s.close()
 
 
-def test_schema_is_exactly_the_seed_schema(db: Path) -> None:
+def test_schema_is_the_seed_schema_plus_the_mtime_index(db: Path) -> None:
     SqliteSessionStore(db).close()
     rows = sqlite3.connect(db).execute(
         "SELECT type, name, sql FROM sqlite_master WHERE name NOT LIKE 'sqlite_%' ORDER BY name"
@@ -59,11 +59,60 @@ def test_schema_is_exactly_the_seed_schema(db: Path) -> None:
                        "WHERE uid IS NOT NULL",
         "meta": "CREATE TABLE meta ( store_key TEXT PRIMARY KEY, mtime INTEGER NOT NULL, "
                 "next_seq INTEGER NOT NULL )",
+        "meta_mtime": "CREATE INDEX meta_mtime ON meta(mtime)",
         "summaries": "CREATE TABLE summaries ( project_key TEXT NOT NULL, session_id TEXT "
                      "NOT NULL, mtime INTEGER NOT NULL, data TEXT NOT NULL, "
                      "PRIMARY KEY (project_key, session_id) )",
     }
     assert sqlite3.connect(db).execute("PRAGMA journal_mode").fetchone() == ("wal",)
+
+
+SEED_SCHEMA = """
+CREATE TABLE entries (store_key TEXT NOT NULL, seq INTEGER NOT NULL, uid TEXT,
+                      payload TEXT NOT NULL, PRIMARY KEY (store_key, seq));
+CREATE UNIQUE INDEX entries_uid ON entries(store_key, uid) WHERE uid IS NOT NULL;
+CREATE TABLE meta (store_key TEXT PRIMARY KEY, mtime INTEGER NOT NULL,
+                   next_seq INTEGER NOT NULL);
+CREATE TABLE summaries (project_key TEXT NOT NULL, session_id TEXT NOT NULL,
+                        mtime INTEGER NOT NULL, data TEXT NOT NULL,
+                        PRIMARY KEY (project_key, session_id));
+"""
+
+
+def _plan(con: sqlite3.Connection, query: str) -> str:
+    return " ".join(row[-1] for row in con.execute(f"EXPLAIN QUERY PLAN {query}"))
+
+
+async def test_a_file_made_before_the_index_gains_it_and_nothing_else(db: Path) -> None:
+    """Each append asks for the file's newest mtime: with the index that is one lookup,
+    not a scan of every transcript's meta row. An older file gets the index when a store
+    opens it; its tables and rows stay exactly as the original flower wrote and reads them,
+    and the next append still goes above every stored mtime."""
+    db.parent.mkdir(parents=True)
+    con = sqlite3.connect(db)
+    con.executescript(SEED_SCHEMA)
+    con.executemany("INSERT INTO meta VALUES (?, ?, ?)",
+                    [(f"p/s{n}", 4_000_000_000_000 + n, 1) for n in range(300)])
+    con.commit()
+    tables = con.execute("SELECT name, sql FROM sqlite_master WHERE type='table'").fetchall()
+    rows = con.execute("SELECT * FROM meta ORDER BY rowid").fetchall()
+    assert "meta_mtime" not in _plan(con, "SELECT max(mtime) FROM meta")
+    con.close()
+
+    store = SqliteSessionStore(db)
+    await store.append(KEY, [{"type": "user", "uuid": "x", "message": {"content": "hi"}}])
+    store.close()
+    con = sqlite3.connect(db)
+    assert con.execute("SELECT name, sql FROM sqlite_master WHERE type='table'"
+                       ).fetchall() == tables
+    assert con.execute("SELECT * FROM meta ORDER BY rowid").fetchall()[:300] == rows
+    (mtime,) = con.execute("SELECT mtime FROM meta WHERE store_key = ?",
+                           ("-home-u-proj/sess-1",)).fetchone()
+    assert mtime == 4_000_000_000_000 + 300  # above every stored one, as before
+    assert "USING COVERING INDEX meta_mtime" in _plan(con, "SELECT max(mtime) FROM meta")
+    assert con.execute("PRAGMA integrity_check").fetchone() == ("ok",)
+    con.close()
+    SqliteSessionStore(db).close()  # opening it again changes nothing more
 
 
 async def test_rows_are_verbatim_and_keyed(db: Path) -> None:

@@ -5,7 +5,11 @@ from __future__ import annotations
 import copy
 import hashlib
 import json
+import shutil
 import sqlite3
+import subprocess
+import sys
+import textwrap
 from pathlib import Path
 
 import pytest
@@ -148,7 +152,7 @@ async def test_protected_entries_images_and_short_results_untouched(db: Path, ws
     assert res[0]["content"] == "q" * 4000 and res[1]["content"] == "meta body"
     assert res[2]["content"] == image
     spilled = ws / ".flower" / "spill"
-    (only,) = spilled.iterdir()
+    (only,) = spilled.glob("*.txt")  # the memo (.memo) sits beside the spill files
     assert only.read_text() == "t" * 1500 + "\n" + "u" * 1500  # text lists are joined
     assert res[3]["content"].startswith("[工具结果已归档:3001 字符")
 
@@ -209,3 +213,87 @@ async def test_recorded_transcript_spills_seq_and_expires_looks(db: Path, ws: Pa
     assert "工具结果已归档" in text and store.last_report["cleared"] == 1
     assert len(out) == len(doc["main"])  # trim never removes entries
     assert [e.get("uuid") for e in out] == [e.get("uuid") for e in doc["main"]]
+
+
+_CHILD = textwrap.dedent("""
+    import json, sys
+    import anyio
+    from flower.stores import trimming
+    from flower.stores.trim import TrimmingSessionStore, TrimPolicy
+
+    written = []
+    real = trimming.write_spill
+    trimming.write_spill = lambda body, d: written.append(len(body)) or real(body, d)
+    store = TrimmingSessionStore(sys.argv[1], sys.argv[2], policy=TrimPolicy(keep_recent=2))
+    out = anyio.run(store.load, {"project_key": "-p", "session_id": "sess-1"})
+    store.close()
+    bodies = [b["content"] for e in out if isinstance(e.get("message"), dict)
+              and isinstance(e["message"].get("content"), list)
+              for b in e["message"]["content"] if b.get("type") == "tool_result"]
+    print(json.dumps({"written": len(written), "bodies": bodies}))
+""")
+
+
+def _wake(db: Path, ws: Path) -> dict:
+    """A fresh process's first resume of the session (what a wake does)."""
+    done = subprocess.run([sys.executable, "-c", _CHILD, str(db), str(ws)],
+                          capture_output=True, text=True, timeout=120, check=True)
+    return json.loads(done.stdout)
+
+
+async def test_the_spill_memo_outlives_the_process_and_never_names_a_missing_file(
+        db: Path, ws: Path) -> None:
+    """A wake is a new process: its first resume must not hash every big result again, yet
+    a spill file deleted in between is written again rather than pointed at."""
+    c = Chain()
+    c.prompt("go")
+    bodies = [f"{i}:" + "y" * (2500 + i) for i in range(8)]
+    for body in bodies:
+        c.bash("cat big.log", body)
+    store = TrimmingSessionStore(db, ws, policy=TrimPolicy(keep_recent=2))
+    await store.append(KEY, c.entries)
+    store.close()
+    spill = ws / ".flower" / "spill"
+
+    def pointers(got: dict) -> None:
+        for body, shown in zip(bodies[:6], got["bodies"][:6], strict=True):
+            path = spill / f"{hashlib.sha256(body.encode()).hexdigest()[:16]}.txt"
+            assert shown == texts.SPILL_POINTER.format(n=len(body), path=str(path))
+            assert path.read_text() == body
+        assert got["bodies"][6:] == bodies[6:]
+
+    first = _wake(db, ws)
+    assert first["written"] == 6
+    pointers(first)
+    assert _wake(db, ws)["written"] == 0  # remembered: nothing hashed, nothing written
+
+    gone = spill / f"{hashlib.sha256(bodies[3].encode()).hexdigest()[:16]}.txt"
+    gone.unlink()
+    with (spill / ".memo").open("ab") as fh:
+        fh.write(b"0123456789abcdef.txt 0 12 torn-by-a-kil")  # a write cut off mid-line
+    again = _wake(db, ws)
+    assert again["written"] == 1  # the deleted one, and only it
+    pointers(again)
+    assert _wake(db, ws)["written"] == 0
+
+    shutil.rmtree(spill)  # the whole directory gone: everything is written again
+    pointers(last := _wake(db, ws))
+    assert last["written"] == 6
+
+
+async def test_a_spill_file_deleted_while_the_process_lives_is_written_again(
+        db: Path, ws: Path) -> None:
+    c = Chain()
+    c.prompt("go")
+    bodies = [f"{i}:" + "w" * 3000 for i in range(4)]
+    for body in bodies:
+        c.bash("cat big.log", body)
+    store = TrimmingSessionStore(db, ws, policy=TrimPolicy(keep_recent=1))
+    await store.append(KEY, c.entries)
+    await store.load(KEY)
+    files = sorted((ws / ".flower" / "spill").glob("*.txt"))
+    assert len(files) == 3
+    files[0].unlink()
+    await store.load(KEY)
+    assert all(f.is_file() for f in files)
+    store.close()
