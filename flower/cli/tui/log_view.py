@@ -294,10 +294,13 @@ def main(run_dir: str | None, *, as_json: bool, console: Console | None = None,
         err.print(Text(message), soft_wrap=True, highlight=False)
         if as_json and isinstance(exc, NoRuns):
             # no runs yet is an answer, not an error: the document with no runs in it
-            from flower.cli.tui.render import json_text
-
             empty = RunLog(run_dir=folder, workspace=folder.resolve().parent, db="missing")
-            (console or _console()).out(json_text(to_json(empty)), highlight=False)
+            if console is None:  # the same way out as a document with runs in it
+                _write_stdout(json_bytes(to_json(empty)))
+            else:
+                from flower.cli.tui.render import json_text
+
+                console.out(json_text(to_json(empty)), highlight=False)
             return 0
         return 1
     from flower.cli.tui.render import json_text
