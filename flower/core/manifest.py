@@ -12,6 +12,10 @@ file holds every run ever made in its folder, so a write must not cost the whole
 row's text is encoded once (with ``orjson`` when installed, which writes the same bytes for
 the values it is given here — :func:`encode_row`) and kept; other runs' rows are re-read
 only when the file's (mtime_ns, size, inode) is not the one this process last wrote or read.
+A fresh process would still parse and check the whole file in its first write, after its
+first step — so the Runtime calls :meth:`Manifest.prefetch` when it is made, and that work
+runs in a thread while the step's agent starts; the first write only uses it if the file is
+still the one the thread read.
 
 With a shared session store, every (blocking) write also hands this run's rows to the
 store's run book (``book``, :mod:`flower.stores.book`) — best effort, in the background;
@@ -30,7 +34,7 @@ import sys
 import threading
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from flower.core.paths import atomic_write, file_lock, move_aside
 from flower.stores.codec import ORJSON
@@ -149,6 +153,36 @@ def _stat_key(path: Path) -> tuple[int, int, int] | None:
     return st.st_mtime_ns, st.st_size, st.st_ino
 
 
+def _canonical(raw: bytes, rows: list[dict[str, Any]]) -> bool:
+    """Whether the file's own bytes can stand for its rows: they are exactly what this
+    module writes for them — re-encoding every row is most of a fresh process's first
+    write. Not for another layout, or a float or a half emoji only ``json`` writes right.
+    (Whether the scrub leaves them alone is asked separately: it depends on the secrets of
+    the write.)
+
+    The check is that orjson re-encodes the rows to the very bytes read. That is also
+    what ``json.dumps`` writes, except for a file whose floats below 1e-4 are already in
+    orjson's spelling (``0.00001``) — which neither flower nor the original writes."""
+    if ORJSON is None or not rows:
+        return False
+    try:
+        return bool(ORJSON.dumps(rows, option=_INDENT_2) == raw)
+    except TypeError:  # orjson.JSONEncodeError: a lone surrogate, a huge int
+        return False
+
+
+class _Found(NamedTuple):
+    """A manifest file as read: its stat, bytes, rows and whether the bytes are canonical."""
+
+    key: tuple[int, int, int]
+    raw: bytes
+    rows: list[dict[str, Any]]
+    canonical: bool
+
+
+_DONE = threading.Thread()  # prefetch() has run and its result was taken or dropped
+
+
 class Manifest:
     """Reads and writes ``<run_dir>/manifest.json`` on behalf of one run id.
 
@@ -178,6 +212,44 @@ class Manifest:
         self._seen_for = run_id  # … and the run id they are the others of
         self._others: list[bytes] = []  # other runs' rows, encoded
         self._mine: list[tuple[dict[str, Any], bytes]] = []  # this run's rows and their bytes
+        self._ahead: _Found | None = None  # what prefetch() read, until a write uses it
+        self._reader: threading.Thread | None = None
+
+    def prefetch(self) -> None:
+        """Read, parse and check the file in a background thread, so that the first write of
+        this process — after a whole step — does not pay for it. Safe to skip: a write whose
+        file changed since (or that comes first) reads the file itself. Never moves a corrupt
+        file aside: that happens under the lock, in the write."""
+        if self._reader is not None:
+            return
+        self._reader = threading.Thread(target=self._read_ahead, daemon=True,
+                                        name="flower-manifest-prefetch")
+        self._reader.start()
+
+    def _read_ahead(self) -> None:
+        with contextlib.suppress(Exception):  # a missing or broken file: the write sees it
+            key = _stat_key(self.path)  # first: a change after it only costs a re-read
+            if key is None:
+                return
+            raw = self.path.read_bytes()
+            rows = parse(raw)
+            self._ahead = _Found(key, raw, rows, _canonical(raw, rows))
+
+    def _take_ahead(self, key: tuple[int, int, int] | None,
+                    wait: bool) -> _Found | None:
+        """What prefetch() found, if it is of the file now at ``key``; waits for the thread
+        only when allowed (a signal handler must not)."""
+        reader = self._reader
+        if reader is None:
+            return None
+        if reader.is_alive():
+            if not wait:
+                return None
+            reader.join()
+        found, self._ahead, self._reader = self._ahead, None, _DONE
+        if found is None or key is None or found.key != key:
+            return None
+        return found
 
     def _locked(self, *, timeout: float = 10.0) -> contextlib.AbstractContextManager[bool]:
         """Hold the cross-process lock; yields False if it could not be taken in time."""
@@ -221,7 +293,7 @@ class Manifest:
                 self._holding = True
                 try:
                     self._pick_scrub()
-                    body = join_rows([*self._other_rows(), *self._encode_mine(mine)])
+                    body = join_rows([*self._other_rows(wait=blocking), *self._encode_mine(mine)])
                     atomic_write(self.path, body)
                     self._seen = _stat_key(self.path)  # ours, under the lock
                 finally:
@@ -250,16 +322,21 @@ class Manifest:
         texts = self._scrub(_SEP.join(encode_row(r) for r in rows)).split(_SEP)
         return [t.encode("utf-8") for t in texts]
 
-    def _other_rows(self) -> list[bytes]:
+    def _other_rows(self, *, wait: bool = True) -> list[bytes]:
         """Other runs' rows, encoded: from the cache while the file is the one this process
         last wrote or read, else read again (the stat is taken first, so a change after it
         only costs one more read next time)."""
         key = _stat_key(self.path)
         if key is None or key != self._seen or self._seen_for != self.run_id:
-            raw, rows = self._load()
+            found = self._take_ahead(key, wait=wait)
+            if found is not None:
+                raw, rows, canonical = found.raw, found.rows, found.canonical
+            else:
+                raw, rows = self._load()
+                canonical = _canonical(raw, rows)
             keep = [r.get("run") != self.run_id for r in rows]
             pieces = None
-            if self._verbatim(raw, rows):  # a fresh process: the inside is one piece
+            if canonical and self._untouched(raw):  # a fresh process: the inside is one piece
                 pieces = [raw[4:-2]] if all(keep) else _pieces(raw, len(rows))
             if pieces is None:
                 self._others = self._encoded([r for r, k in zip(rows, keep, strict=True) if k])
@@ -269,24 +346,6 @@ class Manifest:
                 self._others = [c for c, k in zip(pieces, keep, strict=True) if k]
             self._seen, self._seen_for = key, self.run_id
         return self._others
-
-    def _verbatim(self, raw: bytes, rows: list[dict[str, Any]]) -> bool:
-        """Whether the file's own bytes can stand for its rows: it is exactly what this
-        module writes for them and the scrub leaves it alone — re-encoding every row is most
-        of a fresh process's first write. Not for another layout, a float or a half emoji
-        only ``json`` writes right, or a secret still to mask.
-
-        The check is that orjson re-encodes the rows to the very bytes read. That is also
-        what ``json.dumps`` writes, except for a file whose floats below 1e-4 are already in
-        orjson's spelling (``0.00001``) — which neither flower nor the original writes."""
-        if ORJSON is None or not rows:
-            return False
-        try:
-            if ORJSON.dumps(rows, option=_INDENT_2) != raw:
-                return False
-        except TypeError:  # orjson.JSONEncodeError: a lone surrogate, a huge int
-            return False
-        return self._untouched(raw)
 
     def _untouched(self, raw: bytes) -> bool:
         """Whether the scrub leaves these bytes as they are. Secrets of printable ASCII
