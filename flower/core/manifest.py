@@ -172,12 +172,15 @@ def _canonical(raw: bytes, rows: list[dict[str, Any]]) -> bool:
 
 
 class _Found(NamedTuple):
-    """A manifest file as read: its stat, bytes, rows and whether the bytes are canonical."""
+    """A manifest file as read ahead: its stat and bytes, whether the bytes are canonical,
+    each row's ``run`` — and its rows only when they are not canonical (the bytes stand for
+    them otherwise: a big file's parsed rows are not held through a whole step for nothing)."""
 
     key: tuple[int, int, int]
     raw: bytes
-    rows: list[dict[str, Any]]
     canonical: bool
+    runs: list[Any]
+    rows: list[dict[str, Any]] | None
 
 
 _DONE = threading.Thread()  # prefetch() has run and its result was taken or dropped
@@ -233,7 +236,9 @@ class Manifest:
                 return
             raw = self.path.read_bytes()
             rows = parse(raw)
-            self._ahead = _Found(key, raw, rows, _canonical(raw, rows))
+            canonical = _canonical(raw, rows)
+            self._ahead = _Found(key, raw, canonical, [r.get("run") for r in rows],
+                                 None if canonical else rows)
 
     def _take_ahead(self, key: tuple[int, int, int] | None,
                     wait: bool) -> _Found | None:
@@ -329,16 +334,19 @@ class Manifest:
         key = _stat_key(self.path)
         if key is None or key != self._seen or self._seen_for != self.run_id:
             found = self._take_ahead(key, wait=wait)
+            rows: list[dict[str, Any]] | None
             if found is not None:
-                raw, rows, canonical = found.raw, found.rows, found.canonical
+                _, raw, canonical, runs, rows = found
             else:
                 raw, rows = self._load()
-                canonical = _canonical(raw, rows)
-            keep = [r.get("run") != self.run_id for r in rows]
+                canonical, runs = _canonical(raw, rows), [r.get("run") for r in rows]
+            keep = [run != self.run_id for run in runs]
             pieces = None
             if canonical and self._untouched(raw):  # a fresh process: the inside is one piece
-                pieces = [raw[4:-2]] if all(keep) else _pieces(raw, len(rows))
+                pieces = [raw[4:-2]] if all(keep) else _pieces(raw, len(keep))
             if pieces is None:
+                if rows is None:  # read ahead, and a secret of this write is in them
+                    rows = parse(raw)
                 self._others = self._encoded([r for r, k in zip(rows, keep, strict=True) if k])
             elif len(pieces) == 1 and all(keep):
                 self._others = pieces
