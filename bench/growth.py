@@ -21,8 +21,8 @@ The targets of issue 23 are printed last, each ``ok`` or ``MISSED``:
   write at the largest size ≤ 1.25× the same at the smallest (the step is measured once
   against the fake; the write is added to it). That write is a later one of its process;
   every ``flower`` invocation is a fresh process, whose first write has read nothing yet,
-  so a fresh Runtime's first step (manifest write included, the manifest read ahead while
-  the step runs) is measured too, with the same target;
+  so the first write of a fresh Runtime (which reads the manifest ahead while its first
+  step runs) is measured too, with the same target, and that whole first step printed;
 * ``Workbench.refresh`` at 10/1,000/5,000 files (no target; the floor is walking and
   stat-ing the files);
 * one step of 400 rounds on a 60K window (handoff at 40K) against the fake: handoffs, the
@@ -408,17 +408,19 @@ def bench_manifest(sizes: list[int], rounds: int) -> None:
                   f"{firsts[-1] * 1e3:.1f} ms (nothing read ahead)", flush=True)
     step = one_text_step(max(rounds, 3))
     print(f"  one-text step against the fake: {step * 1e3:.0f} ms")
-    fresh = first_steps(sizes, max(rounds, 3))
+    fresh, fresh_writes = first_steps(sizes, max(rounds, 3))
     table(f"one Manifest.write at {'/'.join(map(str, sizes))} rows (median of {rounds})", "ms",
           [("floor (write + fsync bytes)", floors, None),
            ("Manifest.write", writes, floors[-1]),
            ("first write, fresh Manifest", firsts, floors[-1]),
+           ("first write, fresh Runtime", fresh_writes, floors[-1]),
            ("step + write", [step + w for w in writes], step + floors[-1]),
+           ("step + first write", [step + w for w in fresh_writes], step + floors[-1]),
            ("fresh Runtime's first step", fresh, None)])
     target(f"a step at {sizes[-1]:,} manifest rows ≤ 1.25× at {sizes[0]}",
            (step + writes[-1]) / (step + writes[0]), 1.25)
-    target(f"a fresh process's first step at {sizes[-1]:,} manifest rows ≤ 1.25× at "
-           f"{sizes[0]}", fresh[-1] / fresh[0], 1.25)
+    target(f"a fresh process's step + first write at {sizes[-1]:,} manifest rows ≤ 1.25× at "
+           f"{sizes[0]}", (step + fresh_writes[-1]) / (step + fresh_writes[0]), 1.25)
 
 
 def first_write(path: Path, n: int) -> float:
@@ -432,11 +434,15 @@ def first_write(path: Path, n: int) -> float:
     return secs
 
 
-def first_steps(sizes: list[int], rounds: int) -> list[float]:
+def first_steps(sizes: list[int], rounds: int) -> tuple[list[float], list[float]]:
     """Median wall seconds of a fresh Runtime's first one-text step (its manifest write
-    included) on a run dir whose manifest holds each size of rows. Every ``flower``
-    invocation is a fresh process, so this is the step a user waits for; the Runtime reads
-    the manifest ahead while the step runs. Sizes are interleaved, after one warm-up."""
+    included) on a run dir whose manifest holds each size of rows, and of that step's
+    manifest write alone. Every ``flower`` invocation is a fresh process, so this is the
+    write a user waits for; the Runtime reads the manifest ahead while the step runs, so
+    the write includes waiting for that read if it is not done. The whole step is printed
+    too, but on a shared machine it varies by more than the manifest costs: the target
+    adds the write to the one-text step, as for the later write. Sizes are interleaved,
+    after one warm-up round."""
     from flower import AgentSpec, Resilience, Runtime
     from flower.testing import FakeServer
     from flower.testing.env import offline_env
@@ -444,6 +450,7 @@ def first_steps(sizes: list[int], rounds: int) -> list[float]:
     spec = AgentSpec(name="bench", instructions="bench agent",
                      permission_mode="bypassPermissions")
     times: dict[int, list[float]] = {n: [] for n in sizes}
+    writes: dict[int, list[float]] = {n: [] for n in sizes}
     with tempfile.TemporaryDirectory(prefix="growth-first-") as tmp, FakeServer() as fake:
         base = Path(tmp)
         (base / "home" / ".claude").mkdir(parents=True)
@@ -460,12 +467,14 @@ def first_steps(sizes: list[int], rounds: int) -> list[float]:
                     (run_dir / "manifest.json").chmod(0o600)
                     rt = Runtime(workspace=base / "ws", run_dir=run_dir,
                                  resilience=Resilience(), handoff=False)
+                    spent = _timing_writes(rt._manifest)
                     try:
                         fake.script(f"done {k}")
                         t0 = time.perf_counter()
                         r = asyncio.run(rt.run(spec, "say done", step_name=f"s{k}"))
                         if k:  # the first round warms the CLI up
                             times[n].append(time.perf_counter() - t0)
+                            writes[n].append(spent[0])
                         assert r.ok, r.error
                     finally:
                         rt.close()
@@ -475,8 +484,26 @@ def first_steps(sizes: list[int], rounds: int) -> list[float]:
             os.environ.update(saved)
     for n in sizes:
         print(f"  manifest {n:>6,} rows: a fresh Runtime's first step "
-              f"{statistics.median(times[n]) * 1e3:.0f} ms", flush=True)
-    return [statistics.median(times[n]) for n in sizes]
+              f"{statistics.median(times[n]) * 1e3:.0f} ms, its manifest write "
+              f"{statistics.median(writes[n]) * 1e3:.1f} ms", flush=True)
+    return ([statistics.median(times[n]) for n in sizes],
+            [statistics.median(writes[n]) for n in sizes])
+
+
+def _timing_writes(man: Any) -> list[float]:
+    """Wall seconds of each ``man.write`` from now on (the Runtime calls it on its own)."""
+    spent: list[float] = []
+    real = man.write
+
+    def write(rows: Any, **kw: Any) -> bool:
+        t0 = time.perf_counter()
+        try:
+            return real(rows, **kw)
+        finally:
+            spent.append(time.perf_counter() - t0)
+
+    man.write = write
+    return spent
 
 
 # --- workbench --------------------------------------------------------------------------
