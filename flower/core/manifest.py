@@ -12,10 +12,13 @@ file holds every run ever made in its folder, so a write must not cost the whole
 row's text is encoded once (with ``orjson`` when installed, which writes the same bytes for
 the values it is given here — :func:`encode_row`) and kept; other runs' rows are re-read
 only when the file's (mtime_ns, size, inode) is not the one this process last wrote or read.
-A fresh process would still parse and check the whole file in its first write, after its
-first step — so the Runtime calls :meth:`Manifest.prefetch` when it is made, and that work
-runs in a thread while the step's agent starts; the first write only uses it if the file is
-still the one the thread read.
+Every ``flower`` invocation is a fresh process, and its first write must not parse the
+whole file either: each writer notes in the lock file the stat of the file it left, and a
+process that finds the file still so keeps the other runs' rows as the bytes they are
+(:meth:`Manifest._as_written`). A file someone else wrote since (the original flower, an
+editor, an older flower) is parsed once — in a thread the Runtime starts when it is made
+(:meth:`Manifest.prefetch`), while the first step runs; the write uses that read only if
+the file is still the one the thread read.
 
 With a shared session store, every (blocking) write also hands this run's rows to the
 store's run book (``book``, :mod:`flower.stores.book`) — best effort, in the background;
@@ -232,7 +235,7 @@ class Manifest:
     def _read_ahead(self) -> None:
         with contextlib.suppress(Exception):  # a missing or broken file: the write sees it
             key = _stat_key(self.path)  # first: a change after it only costs a re-read
-            if key is None:
+            if key is None or self._recorded() == key:  # the write needs no parse
                 return
             raw = self.path.read_bytes()
             rows = parse(raw)
@@ -301,6 +304,7 @@ class Manifest:
                     body = join_rows([*self._other_rows(wait=blocking), *self._encode_mine(mine)])
                     atomic_write(self.path, body)
                     self._seen = _stat_key(self.path)  # ours, under the lock
+                    self._record(self._seen)
                 finally:
                     self._holding = False
                     if blocking:  # the book gets the rows even when the disk refused
@@ -333,6 +337,11 @@ class Manifest:
         only costs one more read next time)."""
         key = _stat_key(self.path)
         if key is None or key != self._seen or self._seen_for != self.run_id:
+            quick = self._as_written(key)
+            if quick is not None:
+                self._others, self._seen, self._seen_for = quick, key, self.run_id
+                self._take_ahead(None, wait=False)  # not needed any more
+                return self._others
             found = self._take_ahead(key, wait=wait)
             rows: list[dict[str, Any]] | None
             if found is not None:
@@ -354,6 +363,54 @@ class Manifest:
                 self._others = [c for c, k in zip(pieces, keep, strict=True) if k]
             self._seen, self._seen_for = key, self.run_id
         return self._others
+
+    def _record(self, key: tuple[int, int, int] | None) -> None:
+        """Note in the lock file the stat of the file this writer just left (under the
+        lock). A fresh process that finds the manifest still at that stat knows its bytes
+        are this module's, for rows it need not parse: any other writer (the original
+        flower, an editor, an older flower) changes the stat. A lost or torn note only
+        costs the next process a parse."""
+        if key is None:
+            return
+        with contextlib.suppress(OSError), open(self._lock_path, "r+b") as fh:
+            fh.write(f"{key[0]} {key[1]} {key[2]}\n".encode("ascii"))
+            fh.truncate()
+
+    def _recorded(self) -> tuple[int, int, int] | None:
+        """The stat :meth:`_record` noted last, if the note is whole."""
+        try:
+            note = self._lock_path.read_bytes()
+        except OSError:
+            return None
+        parts = note[:-1].split(b" ")
+        if not note.endswith(b"\n") or len(parts) != 3 or not all(p.isdigit() for p in parts):
+            return None
+        return int(parts[0]), int(parts[1]), int(parts[2])
+
+    def _as_written(self, key: tuple[int, int, int] | None) -> list[bytes] | None:
+        """Other runs' rows without parsing the file, when a flower writer left it as it is
+        (:meth:`_record`), none of its rows can be this run's (its id is nowhere in the
+        bytes) and the scrub leaves it alone: the inside of the array is then one piece.
+        None when any of that is not sure — the caller parses."""
+        if key is None or self._recorded() != key or not _verbatim_in_json(self.run_id):
+            return None
+        try:
+            with open(self.path, "rb") as fh:
+                st = os.fstat(fh.fileno())
+                if (st.st_mtime_ns, st.st_size, st.st_ino) != key:
+                    return None
+                raw = fh.read()
+        except OSError:
+            return None
+        if raw == b"[]":
+            return []
+        if not (raw.startswith(b"[\n  {") and raw.endswith(b"}\n]")):
+            return None
+        # an escaped surrogate pair (``\\ud83d\\ude00``) reads back as one character,
+        # which a parse writes as itself: such a file is parsed, as before
+        if f'"run": "{self.run_id}"'.encode("ascii") in raw or b"\\ud" in raw:
+            return None
+        return [raw[4:-2]] if self._untouched(raw) else None
 
     def _untouched(self, raw: bytes) -> bool:
         """Whether the scrub leaves these bytes as they are. Secrets of printable ASCII
