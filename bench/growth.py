@@ -408,12 +408,14 @@ def bench_manifest(sizes: list[int], rounds: int) -> None:
                   f"{firsts[-1] * 1e3:.1f} ms (nothing read ahead)", flush=True)
     step = one_text_step(max(rounds, 3))
     print(f"  one-text step against the fake: {step * 1e3:.0f} ms")
-    fresh, fresh_writes = first_steps(sizes, max(rounds, 3))
+    fresh, fresh_writes = first_steps(sizes, max(rounds, 3), noted=True)
+    _, foreign_writes = first_steps(sizes, max(rounds, 3), noted=False)
     table(f"one Manifest.write at {'/'.join(map(str, sizes))} rows (median of {rounds})", "ms",
           [("floor (write + fsync bytes)", floors, None),
            ("Manifest.write", writes, floors[-1]),
            ("first write, fresh Manifest", firsts, floors[-1]),
            ("first write, fresh Runtime", fresh_writes, floors[-1]),
+           ("… on a file json.dumps wrote", foreign_writes, floors[-1]),
            ("step + write", [step + w for w in writes], step + floors[-1]),
            ("step + first write", [step + w for w in fresh_writes], step + floors[-1]),
            ("fresh Runtime's first step", fresh, None)])
@@ -434,7 +436,8 @@ def first_write(path: Path, n: int) -> float:
     return secs
 
 
-def first_steps(sizes: list[int], rounds: int) -> tuple[list[float], list[float]]:
+def first_steps(sizes: list[int], rounds: int, *,
+                noted: bool) -> tuple[list[float], list[float]]:
     """Median wall seconds of a fresh Runtime's first one-text step (its manifest write
     included) on a run dir whose manifest holds each size of rows, and of that step's
     manifest write alone. Every ``flower`` invocation is a fresh process, so this is the
@@ -442,8 +445,12 @@ def first_steps(sizes: list[int], rounds: int) -> tuple[list[float], list[float]
     the write includes waiting for that read if it is not done. The whole step is printed
     too, but on a shared machine it varies by more than the manifest costs: the target
     adds the write to the one-text step, as for the later write. Sizes are interleaved,
-    after one warm-up round."""
+    after one warm-up round.
+
+    ``noted``: the manifest was last written by a flower process (as for every invocation
+    but the first in a folder), else by plain ``json.dumps`` (the original flower, once)."""
     from flower import AgentSpec, Resilience, Runtime
+    from flower.core.manifest import Manifest
     from flower.testing import FakeServer
     from flower.testing.env import offline_env
 
@@ -465,6 +472,8 @@ def first_steps(sizes: list[int], rounds: int) -> tuple[list[float], list[float]
                     run_dir.mkdir(mode=0o700)  # private, as flower makes it: no warning
                     (run_dir / "manifest.json").write_bytes(books[n])
                     (run_dir / "manifest.json").chmod(0o600)
+                    if noted:  # the same bytes, left by an earlier flower invocation
+                        Manifest(run_dir / "manifest.json", "earlier").write([])
                     rt = Runtime(workspace=base / "ws", run_dir=run_dir,
                                  resilience=Resilience(), handoff=False)
                     spent = _timing_writes(rt._manifest)
@@ -483,7 +492,8 @@ def first_steps(sizes: list[int], rounds: int) -> tuple[list[float], list[float]
             os.environ.clear()
             os.environ.update(saved)
     for n in sizes:
-        print(f"  manifest {n:>6,} rows: a fresh Runtime's first step "
+        print(f"  manifest {n:>6,} rows{'' if noted else ' (json.dumps wrote it)'}: "
+              f"a fresh Runtime's first step "
               f"{statistics.median(times[n]) * 1e3:.0f} ms, its manifest write "
               f"{statistics.median(writes[n]) * 1e3:.1f} ms", flush=True)
     return ([statistics.median(times[n]) for n in sizes],

@@ -156,6 +156,12 @@ def _stat_key(path: Path) -> tuple[int, int, int] | None:
     return st.st_mtime_ns, st.st_size, st.st_ino
 
 
+def _fstat_key(fd: int) -> tuple[int, int, int]:
+    """:func:`_stat_key` of an open file."""
+    st = os.fstat(fd)
+    return st.st_mtime_ns, st.st_size, st.st_ino
+
+
 def _canonical(raw: bytes, rows: list[dict[str, Any]]) -> bool:
     """Whether the file's own bytes can stand for its rows: they are exactly what this
     module writes for them — re-encoding every row is most of a fresh process's first
@@ -210,6 +216,7 @@ class Manifest:
         self._notice = notice or _stderr
         self._secrets = secrets
         self._scrub = scrub or (lambda text: text)  # the scrub of the write in progress
+        self._plain = scrub is None and secrets is None  # nothing is ever masked
         self._holding = False  # this process is inside write(): a signal handler must not wait
         self._lock_path = self.path.with_name(self.path.name + ".lock")
         self._guard = threading.Lock()  # the caches below: a worker thread and a handler
@@ -396,10 +403,11 @@ class Manifest:
             return None
         try:
             with open(self.path, "rb") as fh:
-                st = os.fstat(fh.fileno())
-                if (st.st_mtime_ns, st.st_size, st.st_ino) != key:
+                if _fstat_key(fh.fileno()) != key:
                     return None
                 raw = fh.read()
+                if _fstat_key(fh.fileno()) != key:  # written in place as it was read
+                    return None
         except OSError:
             return None
         if raw == b"[]":
@@ -416,6 +424,8 @@ class Manifest:
         """Whether the scrub leaves these bytes as they are. Secrets of printable ASCII
         without ``"`` or ``\\`` look the same JSON-escaped, so looking for their bytes is
         looking for every form the scrub masks (no 27 MB decode); other scrubs are run."""
+        if self._plain:
+            return True
         masked = self._masked if self._secrets is not None else None
         if masked is not None and all(_verbatim_in_json(v) for v in masked):
             return not any(v.encode("ascii") in raw for v in masked if v)
