@@ -192,6 +192,9 @@ class _Found(NamedTuple):
     rows: list[dict[str, Any]] | None
 
 
+#: What every escaped surrogate (half of a pair or not) starts with in the file's bytes.
+_PAIRED = b"\\ud"
+
 _DONE = threading.Thread()  # prefetch() has run and its result was taken or dropped
 
 
@@ -224,6 +227,7 @@ class Manifest:
         self._seen: tuple[int, int, int] | None = None  # the file _others came from …
         self._seen_for = run_id  # … and the run id they are the others of
         self._others: list[bytes] = []  # other runs' rows, encoded
+        self._others_plain = False  # … and they hold no escaped surrogate pair
         self._mine: list[tuple[dict[str, Any], bytes]] = []  # this run's rows and their bytes
         self._ahead: _Found | None = None  # what prefetch() read, until a write uses it
         self._reader: threading.Thread | None = None
@@ -311,7 +315,8 @@ class Manifest:
                     body = join_rows([*self._other_rows(wait=blocking), *self._encode_mine(mine)])
                     atomic_write(self.path, body)
                     self._seen = _stat_key(self.path)  # ours, under the lock
-                    self._record(self._seen)
+                    plain = self._others_plain and not any(_PAIRED in d for _, d in self._mine)
+                    self._record(self._seen if plain else None)
                 finally:
                     self._holding = False
                     if blocking:  # the book gets the rows even when the disk refused
@@ -347,6 +352,7 @@ class Manifest:
             quick = self._as_written(key)
             if quick is not None:
                 self._others, self._seen, self._seen_for = quick, key, self.run_id
+                self._others_plain = True
                 self._take_ahead(None, wait=False)  # not needed any more
                 return self._others
             found = self._take_ahead(key, wait=wait)
@@ -369,18 +375,20 @@ class Manifest:
             else:
                 self._others = [c for c, k in zip(pieces, keep, strict=True) if k]
             self._seen, self._seen_for = key, self.run_id
+            self._others_plain = not any(_PAIRED in p for p in self._others)
         return self._others
 
     def _record(self, key: tuple[int, int, int] | None) -> None:
         """Note in the lock file the stat of the file this writer just left (under the
-        lock). A fresh process that finds the manifest still at that stat knows its bytes
-        are this module's, for rows it need not parse: any other writer (the original
-        flower, an editor, an older flower) changes the stat. A lost or torn note only
-        costs the next process a parse."""
-        if key is None:
-            return
+        lock); ``None`` clears the note. A fresh process that finds the manifest still at
+        that stat knows its bytes are this module's, for rows it need not parse: any other
+        writer (the original flower, an editor, an older flower) changes the stat. A lost
+        or torn note only costs the next process a parse. A file holding an escaped
+        surrogate pair is not noted: the pair reads back as one character, which a parse
+        writes as itself, so such a file must be parsed (as it always was)."""
         with contextlib.suppress(OSError), open(self._lock_path, "r+b") as fh:
-            fh.write(f"{key[0]} {key[1]} {key[2]}\n".encode("ascii"))
+            if key is not None:
+                fh.write(f"{key[0]} {key[1]} {key[2]}\n".encode("ascii"))
             fh.truncate()
 
     def _recorded(self) -> tuple[int, int, int] | None:
@@ -414,9 +422,7 @@ class Manifest:
             return []
         if not (raw.startswith(b"[\n  {") and raw.endswith(b"}\n]")):
             return None
-        # an escaped surrogate pair (``\\ud83d\\ude00``) reads back as one character,
-        # which a parse writes as itself: such a file is parsed, as before
-        if f'"run": "{self.run_id}"'.encode("ascii") in raw or b"\\ud" in raw:
+        if f'"run": "{self.run_id}"'.encode("ascii") in raw:
             return None
         return [raw[4:-2]] if self._untouched(raw) else None
 
