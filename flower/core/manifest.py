@@ -12,6 +12,13 @@ file holds every run ever made in its folder, so a write must not cost the whole
 row's text is encoded once (with ``orjson`` when installed, which writes the same bytes for
 the values it is given here — :func:`encode_row`) and kept; other runs' rows are re-read
 only when the file's (mtime_ns, size, inode) is not the one this process last wrote or read.
+Every ``flower`` invocation is a fresh process, and its first write must not parse the
+whole file either: each writer notes in the lock file the stat of the file it left, and a
+process that finds the file still so keeps the other runs' rows as the bytes they are
+(:meth:`Manifest._as_written`). A file someone else wrote since (the original flower, an
+editor, an older flower) is parsed once — in a thread the Runtime starts when it is made
+(:meth:`Manifest.prefetch`), while the first step runs; the write uses that read only if
+the file is still the one the thread read.
 
 With a shared session store, every (blocking) write also hands this run's rows to the
 store's run book (``book``, :mod:`flower.stores.book`) — best effort, in the background;
@@ -30,7 +37,7 @@ import sys
 import threading
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from flower.core.paths import atomic_write, file_lock, move_aside
 from flower.stores.codec import ORJSON
@@ -149,6 +156,48 @@ def _stat_key(path: Path) -> tuple[int, int, int] | None:
     return st.st_mtime_ns, st.st_size, st.st_ino
 
 
+def _fstat_key(fd: int) -> tuple[int, int, int]:
+    """:func:`_stat_key` of an open file."""
+    st = os.fstat(fd)
+    return st.st_mtime_ns, st.st_size, st.st_ino
+
+
+def _canonical(raw: bytes, rows: list[dict[str, Any]]) -> bool:
+    """Whether the file's own bytes can stand for its rows: they are exactly what this
+    module writes for them — re-encoding every row is most of a fresh process's first
+    write. Not for another layout, or a float or a half emoji only ``json`` writes right.
+    (Whether the scrub leaves them alone is asked separately: it depends on the secrets of
+    the write.)
+
+    The check is that orjson re-encodes the rows to the very bytes read. That is also
+    what ``json.dumps`` writes, except for a file whose floats below 1e-4 are already in
+    orjson's spelling (``0.00001``) — which neither flower nor the original writes."""
+    if ORJSON is None or not rows:
+        return False
+    try:
+        return bool(ORJSON.dumps(rows, option=_INDENT_2) == raw)
+    except TypeError:  # orjson.JSONEncodeError: a lone surrogate, a huge int
+        return False
+
+
+class _Found(NamedTuple):
+    """A manifest file as read ahead: its stat and bytes, whether the bytes are canonical,
+    each row's ``run`` — and its rows only when they are not canonical (the bytes stand for
+    them otherwise: a big file's parsed rows are not held through a whole step for nothing)."""
+
+    key: tuple[int, int, int]
+    raw: bytes
+    canonical: bool
+    runs: list[Any]
+    rows: list[dict[str, Any]] | None
+
+
+#: What every escaped surrogate (half of a pair or not) starts with in the file's bytes.
+_PAIRED = b"\\ud"
+
+_DONE = threading.Thread()  # prefetch() has run and its result was taken or dropped
+
+
 class Manifest:
     """Reads and writes ``<run_dir>/manifest.json`` on behalf of one run id.
 
@@ -170,6 +219,7 @@ class Manifest:
         self._notice = notice or _stderr
         self._secrets = secrets
         self._scrub = scrub or (lambda text: text)  # the scrub of the write in progress
+        self._plain = scrub is None and secrets is None  # nothing is ever masked
         self._holding = False  # this process is inside write(): a signal handler must not wait
         self._lock_path = self.path.with_name(self.path.name + ".lock")
         self._guard = threading.Lock()  # the caches below: a worker thread and a handler
@@ -177,7 +227,48 @@ class Manifest:
         self._seen: tuple[int, int, int] | None = None  # the file _others came from …
         self._seen_for = run_id  # … and the run id they are the others of
         self._others: list[bytes] = []  # other runs' rows, encoded
+        self._others_plain = False  # … and they hold no escaped surrogate pair
         self._mine: list[tuple[dict[str, Any], bytes]] = []  # this run's rows and their bytes
+        self._ahead: _Found | None = None  # what prefetch() read, until a write uses it
+        self._reader: threading.Thread | None = None
+
+    def prefetch(self) -> None:
+        """Read, parse and check the file in a background thread, so that the first write of
+        this process — after a whole step — does not pay for it. Safe to skip: a write whose
+        file changed since (or that comes first) reads the file itself. Never moves a corrupt
+        file aside: that happens under the lock, in the write."""
+        if self._reader is not None:
+            return
+        self._reader = threading.Thread(target=self._read_ahead, daemon=True,
+                                        name="flower-manifest-prefetch")
+        self._reader.start()
+
+    def _read_ahead(self) -> None:
+        with contextlib.suppress(Exception):  # a missing or broken file: the write sees it
+            key = _stat_key(self.path)  # first: a change after it only costs a re-read
+            if key is None or self._recorded() == key:  # the write needs no parse
+                return
+            raw = self.path.read_bytes()
+            rows = parse(raw)
+            canonical = _canonical(raw, rows)
+            self._ahead = _Found(key, raw, canonical, [r.get("run") for r in rows],
+                                 None if canonical else rows)
+
+    def _take_ahead(self, key: tuple[int, int, int] | None,
+                    wait: bool) -> _Found | None:
+        """What prefetch() found, if it is of the file now at ``key``; waits for the thread
+        only when allowed (a signal handler must not)."""
+        reader = self._reader
+        if reader is None:
+            return None
+        if reader.is_alive():
+            if not wait:
+                return None
+            reader.join()
+        found, self._ahead, self._reader = self._ahead, None, _DONE
+        if found is None or key is None or found.key != key:
+            return None
+        return found
 
     def _locked(self, *, timeout: float = 10.0) -> contextlib.AbstractContextManager[bool]:
         """Hold the cross-process lock; yields False if it could not be taken in time."""
@@ -221,9 +312,11 @@ class Manifest:
                 self._holding = True
                 try:
                     self._pick_scrub()
-                    body = join_rows([*self._other_rows(), *self._encode_mine(mine)])
+                    body = join_rows([*self._other_rows(wait=blocking), *self._encode_mine(mine)])
                     atomic_write(self.path, body)
                     self._seen = _stat_key(self.path)  # ours, under the lock
+                    plain = self._others_plain and not any(_PAIRED in d for _, d in self._mine)
+                    self._record(self._seen if plain else None)
                 finally:
                     self._holding = False
                     if blocking:  # the book gets the rows even when the disk refused
@@ -250,48 +343,95 @@ class Manifest:
         texts = self._scrub(_SEP.join(encode_row(r) for r in rows)).split(_SEP)
         return [t.encode("utf-8") for t in texts]
 
-    def _other_rows(self) -> list[bytes]:
+    def _other_rows(self, *, wait: bool = True) -> list[bytes]:
         """Other runs' rows, encoded: from the cache while the file is the one this process
         last wrote or read, else read again (the stat is taken first, so a change after it
         only costs one more read next time)."""
         key = _stat_key(self.path)
         if key is None or key != self._seen or self._seen_for != self.run_id:
-            raw, rows = self._load()
-            keep = [r.get("run") != self.run_id for r in rows]
+            quick = self._as_written(key)
+            if quick is not None:
+                self._others, self._seen, self._seen_for = quick, key, self.run_id
+                self._others_plain = True
+                self._take_ahead(None, wait=False)  # not needed any more
+                return self._others
+            found = self._take_ahead(key, wait=wait)
+            rows: list[dict[str, Any]] | None
+            if found is not None:
+                _, raw, canonical, runs, rows = found
+            else:
+                raw, rows = self._load()
+                canonical, runs = _canonical(raw, rows), [r.get("run") for r in rows]
+            keep = [run != self.run_id for run in runs]
             pieces = None
-            if self._verbatim(raw, rows):  # a fresh process: the inside is one piece
-                pieces = [raw[4:-2]] if all(keep) else _pieces(raw, len(rows))
+            if canonical and self._untouched(raw):  # a fresh process: the inside is one piece
+                pieces = [raw[4:-2]] if all(keep) else _pieces(raw, len(keep))
             if pieces is None:
+                if rows is None:  # read ahead, and a secret of this write is in them
+                    rows = parse(raw)
                 self._others = self._encoded([r for r, k in zip(rows, keep, strict=True) if k])
             elif len(pieces) == 1 and all(keep):
                 self._others = pieces
             else:
                 self._others = [c for c, k in zip(pieces, keep, strict=True) if k]
             self._seen, self._seen_for = key, self.run_id
+            self._others_plain = not any(_PAIRED in p for p in self._others)
         return self._others
 
-    def _verbatim(self, raw: bytes, rows: list[dict[str, Any]]) -> bool:
-        """Whether the file's own bytes can stand for its rows: it is exactly what this
-        module writes for them and the scrub leaves it alone — re-encoding every row is most
-        of a fresh process's first write. Not for another layout, a float or a half emoji
-        only ``json`` writes right, or a secret still to mask.
+    def _record(self, key: tuple[int, int, int] | None) -> None:
+        """Note in the lock file the stat of the file this writer just left (under the
+        lock); ``None`` clears the note. A fresh process that finds the manifest still at
+        that stat knows its bytes are this module's, for rows it need not parse: any other
+        writer (the original flower, an editor, an older flower) changes the stat. A lost
+        or torn note only costs the next process a parse. A file holding an escaped
+        surrogate pair is not noted: the pair reads back as one character, which a parse
+        writes as itself, so such a file must be parsed (as it always was)."""
+        with contextlib.suppress(OSError), open(self._lock_path, "r+b") as fh:
+            if key is not None:
+                fh.write(f"{key[0]} {key[1]} {key[2]}\n".encode("ascii"))
+            fh.truncate()
 
-        The check is that orjson re-encodes the rows to the very bytes read. That is also
-        what ``json.dumps`` writes, except for a file whose floats below 1e-4 are already in
-        orjson's spelling (``0.00001``) — which neither flower nor the original writes."""
-        if ORJSON is None or not rows:
-            return False
+    def _recorded(self) -> tuple[int, int, int] | None:
+        """The stat :meth:`_record` noted last, if the note is whole."""
         try:
-            if ORJSON.dumps(rows, option=_INDENT_2) != raw:
-                return False
-        except TypeError:  # orjson.JSONEncodeError: a lone surrogate, a huge int
-            return False
-        return self._untouched(raw)
+            note = self._lock_path.read_bytes()
+        except OSError:
+            return None
+        parts = note[:-1].split(b" ")
+        if not note.endswith(b"\n") or len(parts) != 3 or not all(p.isdigit() for p in parts):
+            return None
+        return int(parts[0]), int(parts[1]), int(parts[2])
+
+    def _as_written(self, key: tuple[int, int, int] | None) -> list[bytes] | None:
+        """Other runs' rows without parsing the file, when a flower writer left it as it is
+        (:meth:`_record`), none of its rows can be this run's (its id is nowhere in the
+        bytes) and the scrub leaves it alone: the inside of the array is then one piece.
+        None when any of that is not sure — the caller parses."""
+        if key is None or self._recorded() != key or not _verbatim_in_json(self.run_id):
+            return None
+        try:
+            with open(self.path, "rb") as fh:
+                if _fstat_key(fh.fileno()) != key:
+                    return None
+                raw = fh.read()
+                if _fstat_key(fh.fileno()) != key:  # written in place as it was read
+                    return None
+        except OSError:
+            return None
+        if raw == b"[]":
+            return []
+        if not (raw.startswith(b"[\n  {") and raw.endswith(b"}\n]")):
+            return None
+        if f'"run": "{self.run_id}"'.encode("ascii") in raw:
+            return None
+        return [raw[4:-2]] if self._untouched(raw) else None
 
     def _untouched(self, raw: bytes) -> bool:
         """Whether the scrub leaves these bytes as they are. Secrets of printable ASCII
         without ``"`` or ``\\`` look the same JSON-escaped, so looking for their bytes is
         looking for every form the scrub masks (no 27 MB decode); other scrubs are run."""
+        if self._plain:
+            return True
         masked = self._masked if self._secrets is not None else None
         if masked is not None and all(_verbatim_in_json(v) for v in masked):
             return not any(v.encode("ascii") in raw for v in masked if v)

@@ -189,6 +189,7 @@ class Runtime:
         self._spec_secrets: set[str] = set()  # from every AgentSpec.env this Runtime ran
         self._manifest = Manifest(self.run_dir / MANIFEST_NAME, self.run_id,
                                   secrets=self._secrets, book=self.book)
+        self._manifest.prefetch()  # parsed while the first step runs, not after it
         self._interrupt = Interrupt()
         self._current: StepResult | None = None
         self._handoff_ctl = HandoffControl(self)  # per-step handoff state

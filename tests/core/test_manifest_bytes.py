@@ -64,9 +64,14 @@ def test_the_file_is_byte_for_byte_what_json_dumps_wrote(
     assert path.read_bytes() == old_bytes(expected_others + tagged(first, "me"), mask)
     assert m.write(first + more)  # kept rows and a kept copy of the others
     assert path.read_bytes() == old_bytes(expected_others + tagged(first + more, "me"), mask)
-    # a fresh process on the file this one wrote: others read back, maybe cut out verbatim
+    # a fresh process on the file this one wrote: others read back (ahead of its first
+    # write, as a Runtime does), maybe cut out verbatim
     again = json.loads(path.read_bytes())
-    assert Manifest(path, "late", secrets=lambda: [SECRET]).write(more)
+    late = Manifest(path, "late", secrets=lambda: [SECRET])
+    late.prefetch()
+    assert late._reader is not None
+    late._reader.join()
+    assert late.write(more)
     assert path.read_bytes() == old_bytes(again + tagged(more, "late"), mask)
 
 
