@@ -247,11 +247,11 @@ def scan(entries: list[Entry]) -> Scan:
     found = Scan()
     sites, commands, refs = found.sites, found.commands, found.refs
     verdicts: dict[str, bool] = {}  # is_ephemeral per distinct command, for this walk
-    parents = found.parents
+    parents, leaves, marked, errors = found.parents, found.leaves, found.marked, found.errors
     for i, e in enumerate(entries):
         parents.append(e.get("parentUuid"))
         if "leafUuid" in e:
-            found.leaves.append(i)
+            leaves.append(i)
         kind = e.get("type")
         if kind == "user":
             role = USER
@@ -263,12 +263,19 @@ def scan(entries: list[Entry]) -> Scan:
             continue
         protected = e.get("isCompactSummary") is True or e.get("isMeta") is True
         message = e.get("message")
+        is_dict = type(message) is dict
         if not protected:
-            if role == USER and ("toolDenialKind" in e or "permissionDecision" in e):
-                found.marked.append(i)
-            if _api_error(e, role, message):  # what is_api_error says, role known
-                found.errors.append(i)
-        content = message.get("content") if type(message) is dict else None
+            if role == USER:
+                if "toolDenialKind" in e or "permissionDecision" in e:
+                    marked.append(i)
+                if e.get("isApiErrorMessage") is True:
+                    errors.append(i)
+            elif (e.get("isApiErrorMessage") is True  # ``_api_error``, spelt out: one
+                  or (role == SYSTEM and e.get("subtype") == "api_error")  # call per
+                  or (role == ASSISTANT and (isinstance(message, dict)  # entry is ~10%
+                                             and message.get("model") == "<synthetic>"))):
+                errors.append(i)
+        content = message.get("content") if is_dict else None
         if type(content) is not list or not content:
             continue
         if role == USER:
