@@ -230,7 +230,7 @@ class Scan:
     # toolDenialKind / permissionDecision key: denial (or interrupt) candidates
     errors: list[int] = field(default_factory=list)  # unprotected API-error entries
     erring: list[int] = field(default_factory=list)  # unprotected user entries holding a
-    # block with is_error true: interrupt candidates
+    # block with is_error true: interrupt candidates (see also ``outage_results``)
     refs: list[Ref] = field(default_factory=list)  # blocks in transcript order
     parents: list[Any] = field(default_factory=list)  # parentUuid of every entry (relink)
     leaves: list[int] = field(default_factory=list)  # entries with a leafUuid key (relink)
@@ -299,8 +299,9 @@ def scan(entries: list[Entry]) -> Scan:
                     body = b.get("content")
                     text = body if type(body) is str else result_text(b)
                     sites.append((i, j, b, text, tid if tid in commands else None, uid))
-                    if text and AGENT_API_ERROR in text:  # a subagent killed by an outage
-                        erring = True
+                    # An Agent result naming an outage (AGENT_API_ERROR) makes the entry an
+                    # interrupt candidate too; prune looks for it (``outage_results``)
+                    # after trim, when most big bodies are a short pointer.
             if erring:
                 found.erring.append(i)
         elif role == ASSISTANT:
