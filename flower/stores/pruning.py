@@ -229,8 +229,13 @@ def outage_results(found: Scan, skip: set[int]) -> set[int]:
     ``_is_interrupt`` — so the stored texts are searched for those entries alone, and
     the bodies trim replaced by a short pointer or note are never read again.
     """
+    sites, bodies = found.sites, found.bodies
+    # a body trim set is known without touching its block: only the others are read
+    look = (range(len(sites)) if bodies is None else
+            [k for k, b in enumerate(bodies) if b is None or AGENT_API_ERROR in b])
     maybe: set[int] = set()
-    for i, _, block, _, _, _ in found.sites:
+    for k in look:
+        i, _, block, _, _, _ = sites[k]
         if i in skip or i in maybe:
             continue
         body = block.get("content")

@@ -234,6 +234,8 @@ class Scan:
     refs: list[Ref] = field(default_factory=list)  # blocks in transcript order
     parents: list[Any] = field(default_factory=list)  # parentUuid of every entry (relink)
     leaves: list[int] = field(default_factory=list)  # entries with a leafUuid key (relink)
+    bodies: list[str | None] | None = None  # set by trim: each site's new body, or None
+    # where it kept the stored one (so prune need not read the blocks again)
 
 
 def scan(entries: list[Entry]) -> Scan:

@@ -248,8 +248,9 @@ def apply_trim(found: Scan, *, workspace: Path, policy: TrimPolicy,
     """
     report = empty_report()
     if ephemeral.enabled or policy.enabled:
-        set_bodies(found.sites, plan_bodies(found, workspace=workspace, policy=policy,
-                                            ephemeral=ephemeral, memo=memo, report=report))
+        found.bodies = plan_bodies(found, workspace=workspace, policy=policy,
+                                   ephemeral=ephemeral, memo=memo, report=report)
+        set_bodies(found.sites, found.bodies)
     return report
 
 
