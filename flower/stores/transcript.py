@@ -230,10 +230,12 @@ class Scan:
     # toolDenialKind / permissionDecision key: denial (or interrupt) candidates
     errors: list[int] = field(default_factory=list)  # unprotected API-error entries
     erring: list[int] = field(default_factory=list)  # unprotected user entries holding a
-    # block with is_error true: interrupt candidates
+    # block with is_error true: interrupt candidates (see also ``outage_results``)
     refs: list[Ref] = field(default_factory=list)  # blocks in transcript order
     parents: list[Any] = field(default_factory=list)  # parentUuid of every entry (relink)
     leaves: list[int] = field(default_factory=list)  # entries with a leafUuid key (relink)
+    bodies: list[str | None] | None = None  # set by trim: each site's new body, or None
+    # where it kept the stored one (so prune need not read the blocks again)
 
 
 def scan(entries: list[Entry]) -> Scan:
@@ -247,11 +249,11 @@ def scan(entries: list[Entry]) -> Scan:
     found = Scan()
     sites, commands, refs = found.sites, found.commands, found.refs
     verdicts: dict[str, bool] = {}  # is_ephemeral per distinct command, for this walk
-    parents = found.parents
+    parents, leaves, marked, errors = found.parents, found.leaves, found.marked, found.errors
     for i, e in enumerate(entries):
         parents.append(e.get("parentUuid"))
         if "leafUuid" in e:
-            found.leaves.append(i)
+            leaves.append(i)
         kind = e.get("type")
         if kind == "user":
             role = USER
@@ -263,12 +265,19 @@ def scan(entries: list[Entry]) -> Scan:
             continue
         protected = e.get("isCompactSummary") is True or e.get("isMeta") is True
         message = e.get("message")
+        is_dict = type(message) is dict
         if not protected:
-            if role == USER and ("toolDenialKind" in e or "permissionDecision" in e):
-                found.marked.append(i)
-            if _api_error(e, role, message):  # what is_api_error says, role known
-                found.errors.append(i)
-        content = message.get("content") if type(message) is dict else None
+            if role == USER:
+                if "toolDenialKind" in e or "permissionDecision" in e:
+                    marked.append(i)
+                if e.get("isApiErrorMessage") is True:
+                    errors.append(i)
+            elif (e.get("isApiErrorMessage") is True  # ``_api_error``, spelt out: one
+                  or (role == SYSTEM and e.get("subtype") == "api_error")  # call per
+                  or (role == ASSISTANT and (isinstance(message, dict)  # entry is ~10%
+                                             and message.get("model") == "<synthetic>"))):
+                errors.append(i)
+        content = message.get("content") if is_dict else None
         if type(content) is not list or not content:
             continue
         if role == USER:
@@ -292,8 +301,9 @@ def scan(entries: list[Entry]) -> Scan:
                     body = b.get("content")
                     text = body if type(body) is str else result_text(b)
                     sites.append((i, j, b, text, tid if tid in commands else None, uid))
-                    if text and AGENT_API_ERROR in text:  # a subagent killed by an outage
-                        erring = True
+                    # An Agent result naming an outage (AGENT_API_ERROR) makes the entry an
+                    # interrupt candidate too; prune looks for it (``outage_results``)
+                    # after trim, when most big bodies are a short pointer.
             if erring:
                 found.erring.append(i)
         elif role == ASSISTANT:

@@ -34,7 +34,8 @@ from flower.shell import unwrap
 from flower.stores.transcript import Scan, Site, content_blocks, scan, with_content
 
 __all__ = ["MEMO_NAME", "EphemeralPolicy", "SpillMemo", "TrimPolicy", "apply_trim", "empty_report",
-           "expire_entries", "spill_dir", "trim_entries", "trim_report", "write_spill"]
+           "expire_entries", "plan_bodies", "spill_dir", "trim_entries", "trim_report",
+           "write_spill"]
 
 log = logging.getLogger(__name__)
 Entry = dict[str, Any]
@@ -79,32 +80,33 @@ def empty_report() -> dict[str, int]:
     return {"expired": 0, "cleared": 0, "kept": 0, "chars_saved": 0}
 
 
-# entry index -> block index -> (the tool_result block, its new body)
-_Edits = dict[int, dict[int, tuple[dict[str, Any], str]]]
-
-
-def copy_with_bodies(entries: list[Entry], edits: _Edits) -> list[Entry]:
-    """``entries`` with the edited bodies, copy-on-write (for callers' own lists)."""
+def copy_with_bodies(entries: list[Entry], sites: list[Site],
+                     bodies: list[str | None]) -> list[Entry]:
+    """``entries`` with the new ``bodies`` of ``sites``, copy-on-write (for callers' own lists)."""
+    edits: dict[int, list[tuple[int, dict[str, Any], str]]] = {}
+    for (i, j, block, *_), body in zip(sites, bodies, strict=True):
+        if body is not None:
+            edits.setdefault(i, []).append((j, block, body))
     if not edits:
         return entries
     out = list(entries)
     for i, blocks in edits.items():
         content = list(content_blocks(entries[i]))
-        for j, (block, body) in blocks.items():
+        for j, block, body in blocks:
             content[j] = {**block, "content": body}
         out[i] = with_content(entries[i], content)
     return out
 
 
-def set_bodies(edits: _Edits) -> None:
-    """Apply the edited bodies in place: only for entries parsed for this very load.
+def set_bodies(sites: list[Site], bodies: list[str | None]) -> None:
+    """Give each site its new body in place: only for entries parsed for this very load.
 
     Copying an edited entry (``dict(entry)``) has to touch every object it refers to; over
     ~20k edited entries scattered through ~100 MB that was a quarter of the rewrite.
     """
-    for blocks in edits.values():
-        for block, body in blocks.values():
-            block["content"] = body
+    for site, body in zip(sites, bodies, strict=True):
+        if body is not None:
+            site[2]["content"] = body
 
 
 def spill_dir(workspace: Path, policy: TrimPolicy) -> Path:
@@ -219,15 +221,22 @@ class SpillMemo(dict[tuple[Any, int, int], str]):
             log.warning("could not record spilled results in %s: %s", self.directory, exc)
 
 
-def plan_edits(found: Scan, *, workspace: Path, policy: TrimPolicy, ephemeral: EphemeralPolicy,
-               memo: SpillMemo, report: dict[str, int]) -> _Edits:
-    """The body edits of both rules; expiry first (an expired body is never spilled)."""
-    edits: _Edits = {}
+def plan_bodies(found: Scan, *, workspace: Path, policy: TrimPolicy,
+                ephemeral: EphemeralPolicy, memo: SpillMemo,
+                report: dict[str, int]) -> list[str | None]:
+    """The new body of each of ``found.sites`` (None: unchanged) under both rules; expiry
+    first (an expired body is never spilled).
+
+    One flat list aligned with the sites rather than a dict of dicts: a long run edits
+    ~40k bodies per resume, and every extra container is one more object for the
+    allocator and for the garbage collector's pass after the load.
+    """
+    bodies: list[str | None] = [None] * len(found.sites)
     if ephemeral.enabled:
-        expire_sites(found.sites, found.commands, ephemeral, edits, report)
+        expire_sites(found.sites, found.commands, ephemeral, bodies, report)
     if policy.enabled:
-        trim_sites(found.sites, workspace, policy, memo, edits, report)
-    return edits
+        trim_sites(found.sites, workspace, policy, memo, bodies, report)
+    return bodies
 
 
 def apply_trim(found: Scan, *, workspace: Path, policy: TrimPolicy,
@@ -239,8 +248,9 @@ def apply_trim(found: Scan, *, workspace: Path, policy: TrimPolicy,
     """
     report = empty_report()
     if ephemeral.enabled or policy.enabled:
-        set_bodies(plan_edits(found, workspace=workspace, policy=policy, ephemeral=ephemeral,
-                              memo=memo, report=report))
+        found.bodies = plan_bodies(found, workspace=workspace, policy=policy,
+                                   ephemeral=ephemeral, memo=memo, report=report)
+        set_bodies(found.sites, found.bodies)
     return report
 
 
@@ -248,51 +258,55 @@ def expire_entries(entries: list[Entry], ephemeral: EphemeralPolicy,
                    report: dict[str, int] | None = None) -> list[Entry]:
     """Copy-on-write: all but the newest ``keep_recent`` ephemeral Bash results expired."""
     found = scan(entries)
-    edits: _Edits = {}
-    expire_sites(found.sites, found.commands, ephemeral, edits,
+    bodies: list[str | None] = [None] * len(found.sites)
+    expire_sites(found.sites, found.commands, ephemeral, bodies,
                  report if report is not None else empty_report())
-    return copy_with_bodies(entries, edits)
+    return copy_with_bodies(entries, found.sites, bodies)
 
 
 def trim_entries(entries: list[Entry], workspace: Path, policy: TrimPolicy,
                  memo: SpillMemo | None = None,
                  report: dict[str, int] | None = None) -> list[Entry]:
     """Copy-on-write: all but the newest ``keep_recent`` big text results spilled."""
-    edits: _Edits = {}
-    trim_sites(scan(entries).sites, workspace, policy, memo if memo is not None else {}, edits,
+    sites = scan(entries).sites
+    bodies: list[str | None] = [None] * len(sites)
+    trim_sites(sites, workspace, policy, memo if memo is not None else {}, bodies,
                report if report is not None else empty_report())
-    return copy_with_bodies(entries, edits)
+    return copy_with_bodies(entries, sites, bodies)
 
 
 def expire_sites(sites: list[Site], commands: dict[str, str], pol: EphemeralPolicy,
-                 edits: _Edits, report: dict[str, int]) -> None:
+                 bodies: list[str | None], report: dict[str, int]) -> None:
+    """Set ``bodies[k]`` of every ephemeral result to expire (see ``plan_bodies``)."""
     # A site's tid is set only if it answers an ephemeral call (see ``Site``).
     limit = pol.max_chars
-    eligible = [(i, j, block, commands[tid]) for i, j, block, body, tid, _ in sites
+    eligible = [k for k, (_, _, _, body, tid, _) in enumerate(sites)
                 if tid is not None and body is not None and len(body) <= limit]
-    old = eligible[: max(len(eligible) - max(pol.keep_recent, 0), 0)]
     n = len(eligible)
+    old = eligible[: max(n - max(pol.keep_recent, 0), 0)]
     if type(pol).placeholder is EphemeralPolicy.placeholder:
         # the same few commands expire thousands of times: shape each one's text once
         shown: dict[str, str] = {}
         text = pol.text
-        for k, (i, j, block, cmd) in enumerate(old):
+        for age, k in enumerate(old, start=-n):
+            cmd = commands[sites[k][4]]
             cell = shown.get(cmd)
             if cell is None:
                 cell = shown[cmd] = _shown_command(cmd)
-            edits.setdefault(i, {})[j] = (block, text.format(cmd=cell, age=n - k))
+            bodies[k] = text.format(cmd=cell, age=-age)
     else:  # a subclass's own placeholder decides
-        for k, (i, j, block, cmd) in enumerate(old):
-            edits.setdefault(i, {})[j] = (block, pol.placeholder(cmd, n - k))
+        for age, k in enumerate(old, start=-n):
+            bodies[k] = pol.placeholder(commands[sites[k][4]], -age)
     report["expired"] += len(old)
 
 
 def trim_sites(sites: list[Site], workspace: Path, pol: TrimPolicy, memo: SpillMemo,
-               edits: _Edits, report: dict[str, int]) -> None:
-    minimum, edited = pol.min_chars, edits.get
-    big = [(i, j, block, body, uid) for i, j, block, body, _, uid in sites
+               bodies: list[str | None], report: dict[str, int]) -> None:
+    """Set ``bodies[k]`` of every big result to spill, unless already set (expired)."""
+    minimum = pol.min_chars
+    big = [k for k, (_, _, _, body, _, _) in enumerate(sites)
            if body is not None and len(body) >= minimum
-           and j not in edited(i, ())]  # an expired body is already tiny
+           and bodies[k] is None]  # an expired body is already tiny
     keep = min(max(pol.keep_recent, 0), len(big))
     directory = str(spill_dir(workspace, pol)) if len(big) > keep else ""
     if directory and isinstance(memo, SpillMemo):
@@ -303,26 +317,32 @@ def trim_sites(sites: list[Site], workspace: Path, pol: TrimPolicy, memo: SpillM
     # own placeholder; a subclass's is asked each time)
     pointers = (memo.pointers if isinstance(memo, SpillMemo)
                 and type(pol).placeholder is TrimPolicy.placeholder else None)
-    for i, j, block, body, uid in big[: len(big) - keep]:
-        ident = (uid, j, len(body))
-        path = memo.get(ident)
+    cleared = saved = 0
+    remembered, placeholder = memo.get, pol.placeholder
+    for k in big[: len(big) - keep]:
+        _, j, _, body, _, uid = sites[k]
+        size = len(body)  # type: ignore[arg-type]  # big holds text sites only
+        ident = (uid, j, size)
+        path = remembered(ident)
         if path is None:
-            path = write_spill(body, directory)
-            if path is not None and ident[0] is not None:
+            path = write_spill(body, directory)  # type: ignore[arg-type]
+            if path is not None and uid is not None:
                 memo[ident] = path
-        if path is None:
-            keep += 1
-            continue
+            if path is None:
+                keep += 1
+                continue
         seen = pointers.get(ident) if pointers is not None else None
         if seen is not None and seen[0] == path:
             pointer = seen[1]
         else:
-            pointer = pol.placeholder(path, len(body))
+            pointer = placeholder(path, size)
             if pointers is not None and uid is not None:
                 pointers[ident] = (path, pointer)
-        edits.setdefault(i, {})[j] = (block, pointer)
-        report["cleared"] += 1
-        report["chars_saved"] += len(body) - len(pointer)
+        bodies[k] = pointer
+        cleared += 1
+        saved += size - len(pointer)
+    report["cleared"] += cleared
+    report["chars_saved"] += saved
     report["kept"] += keep
     if isinstance(memo, SpillMemo):
         memo.flush()
