@@ -55,6 +55,8 @@ def parse(raw: bytes) -> list[dict[str, Any]]:
     if ORJSON is not None:
         with contextlib.suppress(ORJSON.JSONDecodeError):  # NaN, huge ints, "\ud83d"
             rows = ORJSON.loads(raw)
+        if rows is not None and _has_huge_float(rows):
+            rows = None  # orjson reads an int past 64 bits as a float: json keeps it exact
     if rows is None:
         rows = json.loads(raw.decode("utf-8"))
     if not isinstance(rows, list) or not all(isinstance(r, dict) for r in rows):
@@ -91,6 +93,25 @@ def _same_in_orjson(value: Any) -> bool:
         return all(type(k) is str and _same_in_orjson(v) for k, v in value.items())
     if kind is list:
         return all(_same_in_orjson(v) for v in value)
+    return False
+
+
+_HUGE = float(2 ** 63)
+
+
+def _has_huge_float(value: Any) -> bool:
+    """A float of 2**63 or more anywhere in ``value``: what orjson makes of an integer it
+    cannot hold in 64 bits (``-9223372036854775809``), which ``json`` reads exactly."""
+    todo = [value]
+    while todo:
+        item = todo.pop()
+        kind = type(item)
+        if kind is dict:
+            todo.extend(item.values())
+        elif kind is list:
+            todo.extend(item)
+        elif kind is float and not -_HUGE < item < _HUGE:
+            return True
     return False
 
 

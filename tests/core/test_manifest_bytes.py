@@ -178,3 +178,16 @@ def test_a_run_id_set_after_construction_owns_its_rows(tmp_path: Path) -> None:
     m.write([{"step": "later"}])
     assert [(r["run"], r["step"]) for r in json.loads(path.read_bytes())] == [
         ("made", "first"), ("carried", "later")]
+
+
+def test_an_int_past_64_bits_in_another_runs_row_is_kept_exact(tmp_path: Path) -> None:
+    """orjson reads ``-9223372036854775809`` as a float; the row must come back as the int
+    it is, and the rewritten file must hold the same digits (hypothesis found this)."""
+    from flower.core.manifest import Manifest, parse
+
+    huge = -(2 ** 63) - 1
+    path = tmp_path / "manifest.json"
+    path.write_text(json.dumps([{"run_id": "other", "n": huge}], indent=2), encoding="utf-8")
+    assert parse(path.read_bytes()) == [{"run_id": "other", "n": huge}]
+    Manifest(path, "me").write([{"run_id": "me", "step": "s"}])
+    assert str(huge).encode() in path.read_bytes()
