@@ -379,7 +379,9 @@ def test_interactive_time_cap_question_and_an_answer_resume_in_the_same_process(
     hold = threading.Event()
     brain = Brain(rounds=2, hold=hold, hold_at=0)
     fake.fallback(brain)
-    env = term_env(FLOWER_NO_PROBE="1")
+    # the held request must outlast the cap, not the CLI's own request timeout (10 s in
+    # the test env): the clock, not a timeout, is what stops this turn
+    env = term_env(FLOWER_NO_PROBE="1", API_TIMEOUT_MS="120000")
     term = Pty([sys.executable, "-m", "flower", "--timeout", "60", "--no-goal",
                 "--no-bequest", "--max-hours", "0.005", ASK], env, workspace)
     try:
