@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from flower import texts
-from flower.core.brief import first_filled, split_sections, strip_fences
+from flower.core.brief import SectionedDocument, first_filled, split_sections, strip_fences
 from flower.core.paths import atomic_write
 
 __all__ = ["BEGIN", "DEGRADED", "END", "FILES", "REQUIRED", "Bequest", "Outcome", "mechanical",
@@ -51,8 +51,12 @@ _IS_END = re.compile(r"\s*<!--\s*flower:end\s*-->\s*")
 
 
 @dataclass
-class Bequest:
+class Bequest(SectionedDocument):
     """The five sections; empty means "not said" (shown as ``(无)`` in the block)."""
+
+    SECTION_NAMES = _NAMES
+    REQUIRED_SECTIONS = REQUIRED
+    DEGRADED_MARK = DEGRADED
 
     what: str = ""
     accept: str = ""
@@ -60,8 +64,6 @@ class Bequest:
     deadends: str = ""
     workbench: str = ""
 
-    def _sections(self) -> list[tuple[str, str]]:
-        return [(_NAMES[k], getattr(self, k)) for k in _KEYS]
 
     @classmethod
     def parse(cls, text: str) -> Bequest:
@@ -70,17 +72,6 @@ class Bequest:
         found = split_sections(strip_fences(text or ""), texts.BEQUEST_ALIASES)
         return cls(**{k: first_filled(found.get(k, []), texts.BEQUEST_NONE) for k in _KEYS})
 
-    def missing(self) -> list[str]:
-        """Chinese names of the empty *required* sections (这是什么, 工作台在哪、怎么读)."""
-        return [_NAMES[k] for k in REQUIRED if not getattr(self, k).strip()]
-
-    def complete(self) -> bool:
-        return not self.missing()
-
-    @property
-    def degraded(self) -> bool:
-        """Written by :func:`mechanical` because the session's answer was unusable."""
-        return any(DEGRADED in body for _, body in self._sections())
 
     def block_body(self, when: str = "") -> str:
         """The text between the markers: a title, an optional time line, the five sections

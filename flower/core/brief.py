@@ -199,6 +199,33 @@ _KEYS = ("goal", "accept", "bounds", "unknowns")
 _NAMES = dict(zip(_KEYS, texts.BRIEF_SECTIONS, strict=True))
 
 
+class SectionedDocument:
+    """One copy of what a handoff and a bequest ask of their sections: which required ones
+    are empty, whether all are there, and whether it carries the marker of a document
+    written mechanically because the session's answer was unusable. Subclasses set
+    ``SECTION_NAMES`` (field -> Chinese heading, in order), ``REQUIRED_SECTIONS`` and
+    ``DEGRADED_MARK`` as plain class attributes."""
+
+    SECTION_NAMES: Mapping[str, str] = {}
+    REQUIRED_SECTIONS: tuple[str, ...] = ()
+    DEGRADED_MARK = ""
+
+    def _sections(self) -> list[tuple[str, str]]:
+        return [(name, getattr(self, key)) for key, name in self.SECTION_NAMES.items()]
+
+    def missing(self) -> list[str]:
+        """Chinese names of the empty *required* sections."""
+        return [self.SECTION_NAMES[k] for k in self.REQUIRED_SECTIONS
+                if not getattr(self, k).strip()]
+
+    def complete(self) -> bool:
+        return not self.missing()
+
+    @property
+    def degraded(self) -> bool:
+        return any(self.DEGRADED_MARK in body for _, body in self._sections())
+
+
 class FrozenDocument:
     """``write``/``load`` shared by the frozen documents (brief, goal, handoff): an atomic
     write — a crash never leaves half a document that would later read as complete — and a

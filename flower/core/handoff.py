@@ -26,7 +26,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from flower import texts
-from flower.core.brief import FrozenDocument, first_filled, split_sections, strip_fences
+from flower.core.brief import (
+    FrozenDocument,
+    SectionedDocument,
+    first_filled,
+    split_sections,
+    strip_fences,
+)
 from flower.core.paths import atomic_write
 
 log = logging.getLogger("flower.handoff")
@@ -61,10 +67,14 @@ def fmt_window(n: int) -> str:
 
 
 @dataclass
-class Handoff(FrozenDocument):
+class Handoff(SectionedDocument, FrozenDocument):
     """The five sections a successor needs; each guards against one kind of mistake
     (redoing finished work, reopening settled decisions, walking a known dead end, stalling,
     not finding things). ``step`` only names the document."""
+
+    SECTION_NAMES = _NAMES
+    REQUIRED_SECTIONS = REQUIRED
+    DEGRADED_MARK = DEGRADED
 
     doing: str = ""
     decided: str = ""
@@ -74,20 +84,7 @@ class Handoff(FrozenDocument):
     step: str = ""
     path: Path | None = field(default=None, compare=False)
 
-    def _sections(self) -> list[tuple[str, str]]:
-        return [(_NAMES[k], getattr(self, k)) for k in _KEYS]
 
-    def missing(self) -> list[str]:
-        """Chinese names of the empty *required* sections (现在在做什么, 下一步)."""
-        return [_NAMES[k] for k in REQUIRED if not getattr(self, k).strip()]
-
-    def complete(self) -> bool:
-        return not self.missing()
-
-    @property
-    def degraded(self) -> bool:
-        """Written mechanically because the real one could not be (carries the marker)."""
-        return any(DEGRADED in body for _, body in self._sections())
 
     @property
     def sections(self) -> dict[str, str]:
