@@ -25,7 +25,7 @@ Removed entries are cut out of the ``parentUuid`` chain with ``relink`` over the
 from __future__ import annotations
 
 import uuid
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from flower import texts
@@ -43,8 +43,9 @@ from flower.stores.transcript import (
     with_content,
 )
 
-__all__ = ["DENIAL_KINDS", "INTERRUPT_KINDS", "PrunePolicy", "heal_orphans", "is_api_error",
-           "is_denial", "prune_entries", "prune_scanned"]
+__all__ = ["DENIAL_KINDS", "INTERRUPT_KINDS", "PrunePlan", "PrunePolicy", "apply_prune",
+           "heal_orphans", "is_api_error", "is_denial", "plan_prune", "prune_entries",
+           "prune_scanned"]
 
 Entry = dict[str, Any]
 
@@ -130,12 +131,44 @@ def prune_scanned(entries: list[Entry], found: Scan, policy: PrunePolicy,
     Per entry the rules apply in the order they always did: API error (dropped) → denied
     blocks removed → interrupted results neutralized → tool_use/tool_result pairing.
     """
-    stats = {"pruned": 0, "denials_dropped": 0, "neutralized": 0, "healed": 0}
+    return apply_prune(entries, plan_prune(entries, found, policy), policy, found)
+
+
+@dataclass(slots=True)
+class PrunePlan:
+    """What prune decided from a scan, in indices and ids only (no entry is referenced):
+    the same stored rows always give the same plan, so a load of rows it was made from can
+    apply it to their fresh parse without scanning them again (see ``Layers``)."""
+
+    gone: set[str]  # tool_use ids of the denied calls removed
+    errors: list[int]  # API-error entries (dropped when the policy says so)
+    touched: set[int]  # entries with a block of a ``gone`` call
+    suspects: set[int]  # interrupt candidates
+    pending: dict[str, int]  # unanswered tool_use id -> entry index (to heal)
+    leaves: list[int]  # entries with a ``leafUuid`` (relink)
+    relinked: dict[str, Any] = field(default_factory=dict)  # what relink found, for reuse
+
+
+def plan_prune(entries: list[Entry], found: Scan, policy: PrunePolicy) -> PrunePlan:
+    """Prune's decisions for ``entries`` (after trim) given their scan."""
     gone = _gone(entries, found, policy)
-    stats["denials_dropped"] = len(gone)
     drop = set(found.errors) if policy.drop_api_errors else set()
     touched, pending = _replay(found, gone, drop)
     suspects = _suspects(entries, found, drop) if policy.neutralize_interrupts else set()
+    return PrunePlan(gone, list(found.errors), touched, suspects, pending, list(found.leaves))
+
+
+def apply_prune(entries: list[Entry], plan: PrunePlan, policy: PrunePolicy,
+                found: Scan | None = None) -> tuple[list[Entry], dict[str, int]]:
+    """The pruned copy of ``entries`` as ``plan`` decided it, and the counts.
+
+    Without ``found`` (the scan ``plan`` came from), relink reuses what it found when the
+    plan was first applied: only for the rows the plan was made from.
+    """
+    gone = plan.gone
+    stats = {"pruned": 0, "denials_dropped": len(gone), "neutralized": 0, "healed": 0}
+    drop = set(plan.errors) if policy.drop_api_errors else set()
+    touched, suspects = plan.touched, plan.suspects
     work = list(entries)
     for i in sorted(touched | suspects):
         e = work[i]
@@ -154,9 +187,11 @@ def prune_scanned(entries: list[Entry], found: Scan, policy: PrunePolicy,
         if i in suspects:
             _neutralize(work, i, e, blocks, policy.interrupt_text, stats)
     stats["pruned"] = len(drop)
+    pending = plan.pending
     inserts = (_heal(work, pending, drop, policy.orphan_text, stats)
                if policy.heal_orphans and pending else None)
-    return relink(work, drop, inserts, found=found), stats
+    return relink(work, drop, inserts, found=found, leaves=plan.leaves,
+                  memo=plan.relinked), stats
 
 
 def heal_orphans(entries: list[Entry], text: str = texts.ORPHAN_RESULT) -> list[Entry]:

@@ -188,6 +188,7 @@ class SqliteSessionStore(SessionStore):
         self.path = Path(path)
         self._lock = threading.Lock()
         self._last_mtime = 0
+        self._writes = 0  # write transactions of this connection (see ``read_versioned``)
         self.rejected: list[Rejected] = []  # entries append could not store (see rows.py)
         if self.path.exists():
             _validate_existing(self.path)
@@ -244,7 +245,11 @@ class SqliteSessionStore(SessionStore):
         return await anyio.to_thread.run_sync(self._locked, fn)
 
     async def _run_write(self, fn: Callable[[sqlite3.Connection], T]) -> T:
-        return await anyio.to_thread.run_sync(self._locked, lambda c: self._write(c, fn))
+        def write(conn: sqlite3.Connection) -> T:
+            self._writes += 1  # before: a failed write may still have changed something
+            return self._write(conn, fn)
+
+        return await anyio.to_thread.run_sync(self._locked, write)
 
     @staticmethod
     def _write(conn: sqlite3.Connection, fn: Callable[[sqlite3.Connection], T]) -> T:
@@ -366,6 +371,30 @@ class SqliteSessionStore(SessionStore):
 
         entries = self._locked(read)
         return entries or None
+
+    def read_versioned(self, skey: str) -> tuple[list[SessionStoreEntry] | None, Any]:
+        """``_read`` plus a version of the file the rows were read at: equal versions of
+        one store object mean every row of the file is as it was (None: unknown).
+
+        The version is SQLite's ``data_version`` — it changes whenever ANOTHER connection
+        (another process, another store object) commits to the file — together with the
+        count of this connection's own write transactions, which ``data_version`` does not
+        see. It is asked before the SELECT and again after it: equal answers mean nobody
+        committed in between, so the rows read are the file as it was at that version.
+        What the load layers may reuse from an earlier load of the same rows hangs on it.
+        """
+        def read(conn: sqlite3.Connection) -> tuple[list[SessionStoreEntry], Any]:
+            writes = self._writes
+            (before,) = conn.execute("PRAGMA data_version").fetchone()
+            cur = conn.execute("SELECT payload FROM entries WHERE store_key=? ORDER BY seq",
+                               (skey,))
+            entries = decode_many(p for (p,) in cur)
+            (after,) = conn.execute("PRAGMA data_version").fetchone()
+            same = before == after and writes == self._writes
+            return entries, (id(self), skey, before, writes) if same else None
+
+        entries, version = self._locked(read)
+        return (entries or None), version
 
     def _rewrite(self, key: SessionKey, entries: list[SessionStoreEntry]) -> list[Any]:
         """Hook for the layers above: the copy fed back to the model. Identity here.

@@ -80,7 +80,8 @@ def with_content(entry: Entry, content: list[Any], *, drop: Iterable[str] = ()) 
 
 def relink(entries: list[Entry], drop: set[int],
            insert_after: dict[int, Entry] | None = None, *,
-           found: Scan | None = None) -> list[Entry]:
+           found: Scan | None = None, leaves: list[int] | None = None,
+           memo: dict[str, Any] | None = None) -> list[Entry]:
     """Remove ``entries[i]`` for ``i in drop`` and re-attach orphans to a surviving ancestor.
 
     Must be given the FULL list including the entries being dropped: their ``parentUuid`` is
@@ -95,6 +96,10 @@ def relink(entries: list[Entry], drop: set[int],
 
     ``found``, the ``scan`` of a list with the same ``parentUuid``/``leafUuid`` values,
     spares re-reading those from every entry (a walk over 50k cold dicts costs ~20 ms).
+    ``leaves`` (the indices of entries with a ``leafUuid``) does the same for those; a
+    ``memo`` dict keeps which entries pointed at a removed one, for a later call on the
+    same entries with the same ``drop`` and ``insert_after`` (a fresh parse of the same
+    rows), which then walks no ``parentUuid`` at all.
     """
     inserts = insert_after or {}
     if not drop and not inserts:
@@ -127,13 +132,20 @@ def relink(entries: list[Entry], drop: set[int],
         return result
 
     moved = dropped | redirect.keys()
-    if found is None:
-        found = Scan(parents=[e.get("parentUuid") for e in entries],
-                     leaves=[i for i, e in enumerate(entries) if "leafUuid" in e])
+    pointing = memo.get("pointing") if memo is not None else None
+    if pointing is None:
+        parents = (found.parents if found is not None
+                   else [e.get("parentUuid") for e in entries])
+        pointing = _pointing_at(parents, drop, moved)
+        if memo is not None:
+            memo["pointing"] = pointing
+    if leaves is None:
+        leaves = (found.leaves if found is not None
+                  else [i for i, e in enumerate(entries) if "leafUuid" in e])
     work = list(entries)
-    for i in _pointing_at(found.parents, drop, moved):
+    for i in pointing:
         work[i] = {**work[i], "parentUuid": survivor(work[i]["parentUuid"])}
-    for i in found.leaves:  # few: only bookkeeping entries (``last-prompt``) have one
+    for i in leaves:  # few: only bookkeeping entries (``last-prompt``) have one
         leaf = work[i].get("leafUuid")
         if leaf is not None and i not in drop and leaf in moved:
             work[i] = {**work[i], "leafUuid": survivor(leaf)}

@@ -147,10 +147,19 @@ class SpillMemo(dict[tuple[Any, int, int], str]):
         self._torn = False  # the file does not end with a newline (a write was cut off)
         #: triple → (path, pointer text): a warm resume formats no pointer twice
         self.pointers: dict[tuple[Any, int, int], tuple[str, str]] = {}
+        self.failed = 0  # spills the disk refused in the last trim (they are tried again)
 
     def clear(self) -> None:
         super().clear()
         self.pointers.clear()
+
+    def listing(self) -> tuple[str, int] | None:
+        """``(directory, mtime)`` of the last listing ``sync`` trusts, None if it trusts none
+        or the last trim could not write a spill: while the directory keeps that mtime,
+        it holds the same files, so trimming the same rows again gives the same pointers."""
+        if self._stamp is None or self.failed or not self.directory:
+            return None
+        return self.directory, self._stamp
 
     def sync(self, directory: str) -> None:
         """Make every remembered path one that exists in ``directory`` (call before use)."""
@@ -317,7 +326,7 @@ def trim_sites(sites: list[Site], workspace: Path, pol: TrimPolicy, memo: SpillM
     # own placeholder; a subclass's is asked each time)
     pointers = (memo.pointers if isinstance(memo, SpillMemo)
                 and type(pol).placeholder is TrimPolicy.placeholder else None)
-    cleared = saved = 0
+    cleared = saved = failed = 0
     remembered, placeholder = memo.get, pol.placeholder
     for k in big[: len(big) - keep]:
         _, j, _, body, _, uid = sites[k]
@@ -330,6 +339,7 @@ def trim_sites(sites: list[Site], workspace: Path, pol: TrimPolicy, memo: SpillM
                 memo[ident] = path
             if path is None:
                 keep += 1
+                failed += 1
                 continue
         seen = pointers.get(ident) if pointers is not None else None
         if seen is not None and seen[0] == path:
@@ -345,6 +355,7 @@ def trim_sites(sites: list[Site], workspace: Path, pol: TrimPolicy, memo: SpillM
     report["chars_saved"] += saved
     report["kept"] += keep
     if isinstance(memo, SpillMemo):
+        memo.failed = failed
         memo.flush()
 
 
