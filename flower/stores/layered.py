@@ -65,9 +65,9 @@ class Layers:
     overwrite the step's report). Policies are read at every call, so replacing
     ``layers.policy`` takes effect at the next load.
 
-    Each transcript's last plan is kept (the new bodies and prune's decisions, ~5 MB for a
+    Each transcript's last plan is kept (the new bodies and prune's decisions, ~9 MB for a
     100k-entry run): a load of the same rows again, which a backend vouches for with a
-    ``version``, applies it without a scan (a tenth of the work at 100k entries).
+    ``version``, applies it without a scan (about a fifth of the layers' work).
     """
 
     def __init__(self, workspace: str | Path, policy: TrimPolicy | None = None,
