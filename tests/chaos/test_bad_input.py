@@ -209,6 +209,8 @@ def test_bad_state_file(name: str, finished: Path, fake: FakeServer, tmp_path: P
     router = Router()
     fake.fallback(router)
     cases = {}
+    enter = tmp_path / "enter"
+    enter.write_bytes(b"\n")
     try:
         for kind in KINDS:
             ws = tmp_path / kind
@@ -230,14 +232,17 @@ def test_bad_state_file(name: str, finished: Path, fake: FakeServer, tmp_path: P
             really = effective(kind, readable=readable, folder_writable=writable)
             args = ["--timeout", "0", *(["--no-goal"] if name not in GOAL_FILES else []),
                     *([ASK] if name == "需求.md" and really in BROKEN else [])]
-            proc = subprocess.Popen([sys.executable, "-m", "flower", *args], cwd=ws,
-                                    env=_env(chome, fake.url), stdin=subprocess.PIPE,
-                                    stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                    text=True)
+            # the Enter is there from the start: typed only when communicate() reached this
+            # process, each run waited for the one before and the seven ran one by one
+            with enter.open("rb") as typed:
+                proc = subprocess.Popen([sys.executable, "-m", "flower", *args], cwd=ws,
+                                        env=_env(chome, fake.url), stdin=typed,
+                                        stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                        text=True)
             cases[kind] = (ws, path, data, folder, proc, really)
         outcomes = {}
         for kind, (*_, proc, _really) in cases.items():
-            out, _ = proc.communicate("\n", timeout=150)
+            out, _ = proc.communicate(timeout=150)
             outcomes[kind] = (proc.returncode, out)
     finally:
         for _ws, path, _data, folder, proc, _really in cases.values():
