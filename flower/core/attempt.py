@@ -202,7 +202,7 @@ class Attempt:
             result.ok = False
             result.error = self.failure
         elif not result.ok:  # no result message at all (error was reset at the start)
-            result.error = result.errors[-1] if result.errors else "no result from the agent"
+            result.error = result.errors[-1] if result.errors else texts.NO_RESULT
         if result.error and result.error not in result.errors and \
                 result.error not in (INTERRUPTED, HANDOFF_DUE):
             result.errors.append(result.error)

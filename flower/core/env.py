@@ -27,7 +27,7 @@ from flower.config import (  # re-exported: flower.core.env is where scripts imp
     user_env_path,
 )
 from flower.core.paths import atomic_write
-from flower.core.resilience import in_words
+from flower.core.resilience import in_words, misconfigured
 from flower.errors import one_line
 from flower.stores.url import display_url
 
@@ -275,6 +275,12 @@ def probe_credentials(timeout: float = 20.0,
         return PROBE_CONFIG, redact(texts.PROBE_BAD_URL.format(url=f"{shown} ({err})"), secrets)
     except (urllib.error.URLError, OSError, HTTPException) as err:
         reason = getattr(err, "reason", None) or err
+        # nothing listening on this machine, or a name that cannot resolve while others do,
+        # is a wrong setting, not an outage: the same rule the Runtime stops a run by
+        wrong = misconfigured(base) if isinstance(reason, OSError) else None
+        if wrong is not None:
+            line = texts.PROBE_REFUSED if wrong == "refused" else texts.PROBE_NO_HOST
+            return PROBE_CONFIG, redact(line.format(url=shown), secrets)
         detail = texts.PROBE_NET.format(url=display_url(url), reason=in_words(reason))
         return PROBE_NET, redact(detail, secrets)
     except ValueError as err:  # e.g. a URL urllib cannot even parse

@@ -58,6 +58,9 @@ PROBE_NO_CREDS = "没有凭证:ANTHROPIC_API_KEY 和 ANTHROPIC_AUTH_TOKEN 都是
 PROBE_BAD_URL = "网关地址不对:{url}"
 PROBE_HTTP = "HTTP {status}:{body}"
 PROBE_NET = "连不上 {url}:{reason}"
+# the probe's two certain cases of a wrong setting (resilience.misconfigured decides them)
+PROBE_REFUSED = "{url} 在本机,那里没有服务在听(连接被拒绝)"
+PROBE_NO_HOST = "{url} 里的主机名解析不了,别的域名却能解析"
 PROBE_CA_MISSING = "REQUESTS_CA_BUNDLE / SSL_CERT_FILE 指向的证书文件不存在:{path}"
 PROBE_CA_BAD = "REQUESTS_CA_BUNDLE / SSL_CERT_FILE 指向的证书文件读不了:{path}({reason})"
 
@@ -447,6 +450,7 @@ FAIL_OVERLOADED = "服务过载"
 FAIL_RATE_LIMITED = "请求太频繁,被限流"
 FAIL_SERVER = "服务端出错"
 API_FAILED = "调用模型失败:{what}"  # the CLI's "API Error: …"
+NO_RESULT = "智能体没给出结果就结束了"  # the CLI went without a result message
 
 # A base URL that cannot be right (misconfigured()): one line, then exit 1 — no waiting.
 BASE_URL_REFUSED = (

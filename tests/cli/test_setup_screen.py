@@ -508,7 +508,16 @@ def test_rejection_detail_is_redacted(server):
     assert KEY not in out(con) and KEY2 not in out(con)
 
 
-def test_outage_is_net_and_runs_anyway(server):
+@pytest.fixture
+def remote(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The fake's outage refuses on loopback, which on its own is a wrong setting (nothing
+    listens on this machine); here it stands for a gateway elsewhere that is down."""
+    import flower.core.env as envmod_
+
+    monkeypatch.setattr(envmod_, "misconfigured", lambda base: None)
+
+
+def test_outage_is_net_and_runs_anyway(server, remote):
     configured(server)
     server.outage()
     con = new_console()
@@ -529,14 +538,20 @@ def test_5xx_is_net(server):
     assert ensure_credentials(new_console(), interactive=True, read_line=Answers()) is True
 
 
-def test_closed_port_is_net(sandbox):
+def test_closed_port_on_this_machine_is_a_wrong_setting(sandbox):
+    """Nothing listens at the loopback address: the screen comes up once (the run would
+    stop on the same refusal at its first step), never "a network problem, running anyway"."""
     with FakeServer() as fake:
         url = fake.url
     os.environ["ANTHROPIC_API_KEY"] = KEY
     os.environ["ANTHROPIC_BASE_URL"] = url
     con = new_console()
-    assert ensure_credentials(con, interactive=True, read_line=Answers()) is True
-    assert "探针没打通" in out(con)
+    ans = Answers(KEY, "", "", "")  # the screen once, the same values kept
+    assert ensure_credentials(con, interactive=True, read_line=ans) is False
+    text = out(con)
+    assert "探针没打通" not in text
+    assert "! 网关地址或模型名不对:" in text and "没有服务在听" in text
+    assert texts.SETUP_REASON_AGAIN in text and KEY not in text
 
 
 @pytest.mark.parametrize("how", ["env", "arg", "not-interactive"])
@@ -673,7 +688,7 @@ def test_run_setup_probe_verdicts(server, sandbox, status, code):
     assert ("探针没打通" in out(con)) is (code == 0)
 
 
-def test_run_setup_outage_is_0(server, sandbox):
+def test_run_setup_outage_is_0(server, sandbox, remote):
     server.outage()
     assert run_setup(new_console(), read_line=Answers(KEY, server.url, "", "")) == 0
 

@@ -18,7 +18,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from flower import config
+from flower import config, texts
 from flower.core import env as envmod
 from flower.core.env import (
     KNOWN,
@@ -524,7 +524,10 @@ def test_probe_never_echoes_the_key(api):
     assert verdict == "auth" and KEY not in detail and "sk-a…" in detail
 
 
-def test_probe_refused_port_is_net(sandbox):
+def test_probe_refused_loopback_is_config(sandbox):
+    """Nothing listens on this machine: a wrong setting, as the Runtime judges it (it stops a
+    run on the same refusal without waiting) — so the probe sends the person to the screen
+    instead of saying "a network problem, running anyway" before a run that stops."""
     s = socket.socket()
     s.bind(("127.0.0.1", 0))
     port = s.getsockname()[1]
@@ -532,7 +535,22 @@ def test_probe_refused_port_is_net(sandbox):
     os.environ["ANTHROPIC_BASE_URL"] = f"http://127.0.0.1:{port}"
     os.environ["ANTHROPIC_API_KEY"] = KEY
     verdict, detail = probe_credentials(timeout=5)
-    assert verdict == "net" and KEY not in detail
+    assert verdict == "config" and KEY not in detail
+    assert detail == texts.PROBE_REFUSED.format(url=f"http://127.0.0.1:{port}")
+
+
+def test_probe_refused_elsewhere_is_net(sandbox, monkeypatch):
+    """A refusal from another machine may be an outage: run anyway, as before."""
+    import flower.core.env as envmod
+
+    monkeypatch.setattr(envmod, "misconfigured", lambda base: None)
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    os.environ["ANTHROPIC_BASE_URL"] = f"http://127.0.0.1:{port}"
+    os.environ["ANTHROPIC_API_KEY"] = KEY
+    assert probe_credentials(timeout=5)[0] == "net"
 
 
 def test_probe_timeout_is_net(api):
@@ -633,5 +651,5 @@ def test_probe_messages_mask_a_password_in_the_base_url(sandbox, where):
     os.environ["ANTHROPIC_BASE_URL"] = url
     os.environ["ANTHROPIC_API_KEY"] = KEY
     verdict, detail = probe_credentials(timeout=3)
-    assert verdict == ("net" if where == "refused" else "config")
+    assert verdict == "config"  # a refused loopback is a wrong setting too
     assert GW_PW not in detail and "flower:***@" in detail
