@@ -528,10 +528,7 @@ def test_probe_refused_loopback_is_config(sandbox):
     """Nothing listens on this machine: a wrong setting, as the Runtime judges it (it stops a
     run on the same refusal without waiting) — so the probe sends the person to the screen
     instead of saying "a network problem, running anyway" before a run that stops."""
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
+    port = _free_port()
     os.environ["ANTHROPIC_BASE_URL"] = f"http://127.0.0.1:{port}"
     os.environ["ANTHROPIC_API_KEY"] = KEY
     verdict, detail = probe_credentials(timeout=5)
@@ -544,11 +541,7 @@ def test_probe_refused_elsewhere_is_net(sandbox, monkeypatch):
     import flower.core.env as envmod
 
     monkeypatch.setattr(envmod, "misconfigured", lambda base: None)
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    os.environ["ANTHROPIC_BASE_URL"] = f"http://127.0.0.1:{port}"
+    os.environ["ANTHROPIC_BASE_URL"] = f"http://127.0.0.1:{_free_port()}"
     os.environ["ANTHROPIC_API_KEY"] = KEY
     assert probe_credentials(timeout=5)[0] == "net"
 
