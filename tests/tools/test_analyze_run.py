@@ -12,6 +12,7 @@ import shutil
 import subprocess
 import sys
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -46,8 +47,11 @@ def demo_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
     home = base / "home"
     (home / ".claude").mkdir(parents=True)
     ws = base / "demo"
+    # no "thinking" pause before each fake reply: it is there for a person to press Ctrl-C,
+    # and the ~20 replies of a demo would otherwise wait 0.6 s each without doing anything
     out = subprocess.run([sys.executable, "-m", "flower", "demo", "-w", str(ws)],
-                         env=_env(home), capture_output=True, text=True, timeout=120)
+                         env={**_env(home), "FLOWER_DEMO_PAUSE": "0"}, capture_output=True,
+                         text=True, timeout=120)
     assert out.returncode == 0, out.stdout + out.stderr
     return ws / "runs"
 
@@ -254,11 +258,15 @@ def test_flower_analyze_is_the_tool(rich_run: dict[str, Any]) -> None:
     """The command and the checkout script print the same bytes, report and JSON alike."""
     tool, flower = _runner(COMMANDS["tool"]), _runner(COMMANDS["flower"])
     run_dir = str(rich_run["run_dir"])
-    for args in ((run_dir, "--json"), (run_dir,)):
-        want, got = tool(*args), flower(*args)
-        assert want.returncode == got.returncode == 0, want.stderr + got.stderr
-        assert got.stdout == want.stdout and len(got.stdout) > 1000
-    doc = json.loads(flower(run_dir, "--json").stdout)
+    # the four runs only read the run folder: started together, they cost one run's wait
+    with ThreadPoolExecutor(4) as pool:
+        pairs = [(pool.submit(tool, *args), pool.submit(flower, *args))
+                 for args in ((run_dir, "--json"), (run_dir,))]
+        for want_f, got_f in pairs:
+            want, got = want_f.result(), got_f.result()
+            assert want.returncode == got.returncode == 0, want.stderr + got.stderr
+            assert got.stdout == want.stdout and len(got.stdout) > 1000
+    doc = json.loads(pairs[0][1].result().stdout)
     assert doc["db"] == "ok" and len(doc["steps"]) == 9
 
 

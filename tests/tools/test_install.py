@@ -72,9 +72,11 @@ def test_venv_install_is_idempotent_runs_the_demo_and_uninstalls(home: Path,
     assert "reusing" in again.stdout and "is not on your PATH" not in again.stdout
     assert link.is_symlink() and (venv / "bin" / "flower").is_file()
 
-    # the installed copy runs the whole default job offline, with no credentials
+    # the installed copy runs the whole default job offline, with no credentials (without
+    # the pause before each fake reply that gives a person time to press Ctrl-C: ~12 s idle)
     demo = subprocess.run([str(link), "demo", "-w", str(tmp_path / "demo")],
-                          env={**env, "COLUMNS": "120", "NO_COLOR": "1"}, cwd=tmp_path,
+                          env={**env, "COLUMNS": "120", "NO_COLOR": "1",
+                               "FLOWER_DEMO_PAUSE": "0"}, cwd=tmp_path,
                           capture_output=True, text=True, timeout=180)
     assert demo.returncode == 0, demo.stdout[-2000:] + demo.stderr[-2000:]
     assert "已达成" in demo.stdout

@@ -54,8 +54,10 @@ def test_the_readmes_first_command_works_as_written(tmp_path: Path) -> None:
     shutil.copytree(ROOT, checkout, ignore=shutil.ignore_patterns(*_NOT_COPIED))
     home = tmp_path / "home"
     home.mkdir()
+    # FLOWER_DEMO_PAUSE=0: the demo's pause before each fake reply (time for a person to
+    # press Ctrl-C) would add ~12 s of idle waiting; the block itself runs as written
     env = {"HOME": str(home), "PATH": fresh_path(), "LANG": "C.UTF-8", "COLUMNS": "120",
-           "NO_COLOR": "1"}
+           "NO_COLOR": "1", "FLOWER_DEMO_PAUSE": "0"}
     for key in ("FLOWER_PIP_ARGS", "PIP_INDEX_URL", "PIP_EXTRA_INDEX_URL", "PIP_FIND_LINKS",
                 "PIP_CONFIG_FILE"):  # where this machine's pip finds packages, if set
         if key in os.environ:
