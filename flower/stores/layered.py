@@ -1,10 +1,10 @@
 """The load-time layers over any backend: ``entries → entries`` transforms plus a report.
 
 Trim/expire (layer 2, ``trimming.py``) and prune (layer 3, ``pruning.py``) are pure
-transforms of a transcript; :class:`Layers` composes them — one ``scan`` shared by both,
-edits in place on the freshly parsed copy, counts of what was done — and a store applies it
-in ``load`` only. Appends, listings and deletes go to the backend untouched, so the archive
-is always the verbatim transcript.
+transforms of a transcript; :class:`Layers` (``layers.py``) composes them — one ``scan``
+shared by both, edits in place on the freshly parsed copy, counts of what was done — and a
+store applies it in ``load`` only. Appends, listings and deletes go to the backend
+untouched, so the archive is always the verbatim transcript.
 
 Two ways to get the layers:
 
@@ -21,9 +21,6 @@ copy-on-write steps ``expire``/``trim``/``prune``; ``trim_report`` works on eith
 from __future__ import annotations
 
 import copy
-import os
-import threading
-from dataclasses import astuple
 from pathlib import Path
 from typing import Any
 
@@ -37,177 +34,14 @@ from claude_agent_sdk import (
     SessionSummaryEntry,
 )
 
-from flower.stores.pruning import PrunePlan, PrunePolicy, apply_prune, plan_prune, prune_entries
+from flower.stores.layers import Layers
+from flower.stores.pruning import PrunePolicy
 from flower.stores.sqlite import SqliteSessionStore, gc_paused
-from flower.stores.transcript import scan
-from flower.stores.trimming import (
-    EphemeralPolicy,
-    SpillMemo,
-    TrimPolicy,
-    apply_trim,
-    empty_report,
-    expire_entries,
-    spill_dir,
-    trim_entries,
-)
+from flower.stores.trimming import EphemeralPolicy, TrimPolicy
 
 __all__ = ["LayeredSessionStore", "Layers", "PruningSessionStore", "TrimmingSessionStore"]
 
 Entry = dict[str, Any]
-_STATS = ("pruned", "denials_dropped", "neutralized", "healed")
-
-
-class Layers:
-    """Trim/expire then (optionally) prune: the copy ``load`` hands back, and what it did.
-
-    ``apply`` edits the given entries in place — call it only on entries parsed for this
-    one load. Reports describe the last MAIN-transcript load (a subagent's load must not
-    overwrite the step's report). Policies are read at every call, so replacing
-    ``layers.policy`` takes effect at the next load.
-
-    Each transcript's last plan is kept (the new bodies and prune's decisions, ~9 MB for a
-    100k-entry run): a load of the same rows again, which a backend vouches for with a
-    ``version``, applies it without a scan (about a fifth of the layers' work).
-    """
-
-    def __init__(self, workspace: str | Path, policy: TrimPolicy | None = None,
-                 ephemeral: EphemeralPolicy | None = None,
-                 prune: PrunePolicy | None = None) -> None:
-        self.workspace = Path(workspace).resolve()
-        self.policy = policy if policy is not None else TrimPolicy()
-        self.ephemeral = ephemeral if ephemeral is not None else EphemeralPolicy()
-        self.prune_policy = prune  # None: no prune layer (TrimmingSessionStore)
-        self.last_report: dict[str, int] = empty_report()
-        self.pruned = self.denials_dropped = self.neutralized = self.healed = 0
-        self.memo = SpillMemo()  # kept in the spill dir: a wake's first resume skips the hashing
-        self._plans: dict[tuple[Any, ...], _Plan] = {}  # the last load's of each transcript
-        self._plans_lock = threading.Lock()  # loads of several transcripts run in threads
-        spill_dir(self.workspace, self.policy)  # fail at construction, not at first resume
-
-    def apply(self, key: SessionKey, entries: list[Any], version: Any = None) -> list[Any]:
-        """The layered copy of ``entries`` (edited in place; prune may return a new list).
-
-        ``version`` (from the backend, e.g. ``SqliteSessionStore.read_versioned``) names
-        the stored rows the entries were parsed from; None means unknown. A load of rows
-        with the version of an earlier load, under the same policies and an unchanged
-        spill directory, replays what that load decided instead of scanning and planning
-        again: the same rows always give the same copy.
-        """
-        main = key.get("subpath") is None
-        slot = (key.get("project_key"), key.get("session_id"), key.get("subpath"))
-        pols = self._ident() if version is not None else None
-        ident = (version, pols) if pols is not None else None
-        with self._plans_lock:
-            plan = self._plans.pop(slot, None)
-        if (ident is not None and plan is not None and plan.ident == ident
-                and plan.spill_unchanged()):
-            report, out, stats = plan.replay(entries, self.prune_policy)
-        else:
-            report, out, stats, plan = self._compute(entries, keep=ident is not None)
-        if plan is not None and ident is not None:
-            plan.ident = ident
-            with self._plans_lock:
-                self._plans[slot] = plan  # the newest last: dicts keep order
-                while len(self._plans) > _PLANS:
-                    del self._plans[next(iter(self._plans))]
-        if main:
-            self.last_report = report
-            if stats is not None:
-                self.record(stats)
-        return out
-
-    def _compute(self, entries: list[Any], *, keep: bool,
-                 ) -> tuple[dict[str, int], list[Any], dict[str, int] | None, _Plan | None]:
-        found = scan(entries)
-        report = apply_trim(found, workspace=self.workspace, policy=self.policy,
-                            ephemeral=self.ephemeral, memo=self.memo)
-        plan = _Plan.of(found, report, self.memo) if keep else None
-        if self.prune_policy is None:
-            return report, entries, None, plan
-        # Trim keeps ``found`` valid (it only swaps tool_result bodies): one scan for both.
-        pruning = plan_prune(entries, found, self.prune_policy)
-        out, stats = apply_prune(entries, pruning, self.prune_policy, found)
-        if plan is not None:
-            plan.prune = pruning
-        return report, out, stats, plan
-
-    def _ident(self) -> tuple[Any, ...] | None:
-        """What a plan depends on besides the rows; None when it cannot be compared (a
-        policy subclass may shape its texts from anything)."""
-        pols = (self.policy, self.ephemeral, self.prune_policy)
-        if (type(self.policy) is not TrimPolicy or type(self.ephemeral) is not EphemeralPolicy
-                or type(self.prune_policy) not in (PrunePolicy, type(None))):
-            return None
-        return (self.workspace, *(astuple(p) if p is not None else None for p in pols))
-
-    def record(self, stats: dict[str, int]) -> None:
-        for name in _STATS:
-            setattr(self, name, stats[name])
-
-    # copy-on-write public steps (never touch the caller's entries)
-
-    def expire(self, entries: list[Entry]) -> list[Entry]:
-        return expire_entries(entries, self.ephemeral, self.last_report)
-
-    def trim(self, entries: list[Entry]) -> list[Entry]:
-        return trim_entries(entries, self.workspace, self.policy, self.memo, self.last_report)
-
-    def prune(self, entries: list[Entry]) -> list[Entry]:
-        out, stats = prune_entries(entries, self.prune_policy or PrunePolicy())
-        self.record(stats)
-        return out
-
-
-_PLANS = 8  # transcripts whose last load is remembered (a step's main one and subagents)
-
-
-class _Plan:
-    """What one load did to its rows, in indices and texts only, to do it again to a fresh
-    parse of the very same rows: the new tool_result bodies, the report, prune's plan."""
-
-    __slots__ = ("edits", "ident", "prune", "report", "spill")
-
-    def __init__(self, edits: list[tuple[int, int, str]], report: dict[str, int],
-                 spill: tuple[str, int] | None) -> None:
-        self.edits = edits
-        self.report = report
-        self.spill = spill
-        self.ident: Any = None
-        self.prune: PrunePlan | None = None
-
-    @classmethod
-    def of(cls, found: Any, report: dict[str, int], memo: SpillMemo) -> _Plan | None:
-        """The plan of a load just trimmed, None when it may not be replayed (spilled
-        results whose directory listing is not trusted, or a spill the disk refused)."""
-        spill = None
-        if report["cleared"] or memo.failed:
-            spill = memo.listing()
-            if spill is None:
-                return None
-        bodies = found.bodies
-        edits = ([] if bodies is None else
-                 [(s[0], s[1], b) for s, b in zip(found.sites, bodies, strict=True)
-                  if b is not None])
-        return cls(edits, dict(report), spill)
-
-    def spill_unchanged(self) -> bool:
-        """Does the spill directory hold what it held (its mtime unchanged)?"""
-        if self.spill is None:
-            return True
-        directory, stamp = self.spill
-        try:
-            return os.stat(directory).st_mtime_ns == stamp
-        except OSError:
-            return False
-
-    def replay(self, entries: list[Any], policy: PrunePolicy | None,
-               ) -> tuple[dict[str, int], list[Any], dict[str, int] | None]:
-        for i, j, body in self.edits:
-            entries[i]["message"]["content"][j]["content"] = body
-        if policy is None or self.prune is None:
-            return dict(self.report), entries, None
-        out, stats = apply_prune(entries, self.prune, policy)
-        return dict(self.report), out, stats
 
 
 def _forward(name: str) -> property:

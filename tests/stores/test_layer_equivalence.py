@@ -14,7 +14,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-import flower.stores.layered as layered
+import flower.stores.layers as layers_module
 import flower.stores.pruning as pruning
 from flower.stores.layered import Layers
 from flower.stores.pruning import INTERRUPT_KINDS, PrunePolicy
@@ -137,7 +137,7 @@ def test_layered_load_is_the_reference_models(entries: list[dict[str, Any]],
         new = load(Path(tmp), entries)
         with monkeypatch.context() as m:
             m.setattr(pruning, "_suspects", old_suspects)
-            m.setattr(layered, "apply_trim", old_apply_trim)
+            m.setattr(layers_module, "apply_trim", old_apply_trim)
             old = load(Path(tmp), entries)
     assert new == old
 

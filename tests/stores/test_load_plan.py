@@ -20,7 +20,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-import flower.stores.layered as layered
+import flower.stores.layers as layers
 from flower.stores.prune import PrunePolicy, PruningSessionStore
 from flower.stores.sqlite import SqliteSessionStore
 from flower.stores.trim import EphemeralPolicy, TrimPolicy
@@ -88,13 +88,13 @@ def age_spill_dir(ws: Path) -> None:
 def scans(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     """Counts the loads that scanned their entries (a replayed load scans none)."""
     calls: list[int] = []
-    real = layered.scan
+    real = layers.scan
 
     def counting(entries: list[Any]) -> Any:
         calls.append(len(entries))
         return real(entries)
 
-    monkeypatch.setattr(layered, "scan", counting)
+    monkeypatch.setattr(layers, "scan", counting)
     return calls
 
 
