@@ -9,19 +9,17 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import signal
 import subprocess
 import sys
 import threading
-import warnings
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import anyio
 import pytest
+from sharedrun import Shared, shared_run
 
 from flower import (
     GOAL_KEY,
@@ -35,7 +33,6 @@ from flower import (
 )
 from flower.cli.commands.demo import ASK, DemoBrain
 from flower.testing import FakeServer, Request, reply
-from flower.testing.env import offline_env
 
 QUICK = Resilience(base_delay=0.05, max_delay=0.2, probe_interval=0.2)
 CHILD = str(Path(__file__).with_name("child.py"))
@@ -95,70 +92,31 @@ def brain(fake: FakeServer, workspace: Path) -> DemoBrain:
     return b
 
 
-@dataclass
-class FirstRun:
-    """The starter flow run once to its end: what it returned, the requests the fake saw,
-    and a copy of everything it left on disk (workspace, run dir, HOME)."""
-
-    base: Path  # home/, ws/, runs/ live here, as the conftest fixtures lay them out
-    snapshot: Path
-    ctx: dict
-    wf: Any
-    human: Human
-    fake: FakeServer
-
-
 @pytest.fixture(scope="module")
-def first_run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[FirstRun]:
+def first_run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Shared[tuple]]:
     """One whole starter run shared by the tests that check it or wake it up again: four
-    whole flows (~11 s of CLI work each) become one. Its own fake, HOME and environment, set
-    up as the conftest's ``home``/``cli_env`` fixtures do."""
-    base = tmp_path_factory.mktemp("starter")
-    home, ws, runs = base / "home", base / "ws", base / "runs"
-    (home / ".claude").mkdir(parents=True)
-    ws.mkdir()
-    runs.mkdir()
-    with pytest.MonkeyPatch.context() as mp, FakeServer() as fake:
-        for key in list(os.environ):  # the developer's own endpoint/credentials stay out
-            if key.startswith(("ANTHROPIC_", "CLAUDE")) or key in ("FLOWER_ENV",
-                                                                   "XDG_CONFIG_HOME"):
-                mp.delenv(key)
-        _point_home_at(mp, home)
-        for key, value in offline_env(fake.url, home=str(home), FLOWER_NO_UPDATE="1").items():
-            mp.setenv(key, value)
-        mp.chdir(ws)
+    whole flows (~11 s of CLI work each) become one. ``result`` is (ctx, wf, human)."""
+
+    def run(ws: Path, runs: Path, fake: FakeServer) -> tuple:
         fake.fallback(DemoBrain(ws, pause=0.0))
-        ctx, wf, human = anyio.run(run_starter, ws, runs)
-    if fake.errors:
-        warnings.warn(f"fake server errors: {fake.errors}", stacklevel=1)
-    snapshot = base.with_name(base.name + "-snapshot")
-    shutil.copytree(base, snapshot, symlinks=True)
-    yield FirstRun(base, snapshot, ctx, wf, human, fake)
+        return anyio.run(run_starter, ws, runs)
 
-
-def _point_home_at(mp: pytest.MonkeyPatch, home: Path) -> None:
-    mp.setenv("HOME", str(home))
-    mp.setenv("CLAUDE_CONFIG_DIR", str(home / ".claude"))
-    mp.setenv("XDG_CONFIG_HOME", str(home / ".config"))
+    with shared_run(tmp_path_factory, run) as shared:
+        yield shared
 
 
 @pytest.fixture
-def woken(first_run: FirstRun, fake: FakeServer, cli_env: dict[str, str],
+def woken(first_run: Shared[tuple], fake: FakeServer, cli_env: dict[str, str],
           monkeypatch: pytest.MonkeyPatch) -> tuple[Path, Path]:
-    """(workspace, run dir) exactly as the first run left them, at the paths it ran in (the
-    state names them), with this test's fake answering as the demo's brain: every test
-    starts from the same state, whatever ran before it."""
-    shutil.rmtree(first_run.base)
-    shutil.copytree(first_run.snapshot, first_run.base, symlinks=True)
-    ws, runs = first_run.base / "ws", first_run.base / "runs"
-    _point_home_at(monkeypatch, first_run.base / "home")
-    monkeypatch.chdir(ws)
+    """(workspace, run dir) exactly as the first run left them, with this test's fake
+    answering as the demo's brain."""
+    ws, runs = first_run.restore(monkeypatch)
     fake.fallback(DemoBrain(ws, pause=0.0))
     return ws, runs
 
 
-def test_the_whole_flow(first_run: FirstRun, woken: tuple[Path, Path]) -> None:
-    ctx, wf, human, fake = first_run.ctx, first_run.wf, first_run.human, first_run.fake
+def test_the_whole_flow(first_run: Shared[tuple], woken: tuple[Path, Path]) -> None:
+    (ctx, wf, human), fake = first_run.result, first_run.fake
     workspace, run_dir = woken
     assert "_failed_at" not in ctx and "_aborted" not in ctx
     assert human.seen == ["转换要支持哪些 Markdown 写法?"]  # one question, answered
