@@ -116,7 +116,16 @@ def test_console_script_entry_point_is_flower_cli_main() -> None:
 
 def test_public_modules_import_alone_in_a_fresh_interpreter() -> None:
     """Each public store path imports in a fresh interpreter on its own (no import order
-    hides a cycle)."""
-    for module in ("flower.stores.trim", "flower.stores.prune", "flower.stores.sqlite",
-                   "flower.stores.ephemeral", "flower.core.runtime", "flower.workflow.base"):
-        subprocess.run([sys.executable, "-c", f"import {module}"], check=True)
+    hides a cycle). The interpreters are independent, so they start together and are
+    waited for afterwards."""
+    modules = ("flower.stores.trim", "flower.stores.prune", "flower.stores.sqlite",
+               "flower.stores.ephemeral", "flower.core.runtime", "flower.workflow.base")
+    procs = {m: subprocess.Popen([sys.executable, "-c", f"import {m}"],
+                                 stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+             for m in modules}
+    failed = {}
+    for module, proc in procs.items():
+        out, _ = proc.communicate(timeout=120)
+        if proc.returncode != 0:
+            failed[module] = out
+    assert not failed, failed

@@ -12,9 +12,11 @@ import re
 import stat
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from sharedrun import Shared, shared_run
 
 from flower import texts
 from flower.cli.commands.demo import ASK, DemoBrain
@@ -40,9 +42,33 @@ def brain(fake: FakeServer, workspace: Path) -> DemoBrain:
     return b
 
 
-def test_go_unattended_then_wake(fake: FakeServer, workspace: Path, cli_env: dict[str, str],
-                                 brain: DemoBrain) -> None:
-    out = flower(workspace, "--timeout", "0", ASK)
+@pytest.fixture(scope="module")
+def unattended(tmp_path_factory: pytest.TempPathFactory
+               ) -> Iterator[Shared[subprocess.CompletedProcess[str]]]:
+    """``flower --timeout 0 ASK`` run once to its end in an empty folder, shared by the
+    tests that check its output, wake it up or read its log (one whole flow, not two)."""
+
+    def run(ws: Path, runs: Path, fake: FakeServer) -> subprocess.CompletedProcess[str]:
+        fake.fallback(DemoBrain(ws, pause=0.0))
+        return flower(ws, "--timeout", "0", ASK)
+
+    with shared_run(tmp_path_factory, run) as shared:
+        yield shared
+
+
+@pytest.fixture
+def after_unattended(unattended: Shared[subprocess.CompletedProcess[str]], fake: FakeServer,
+                     cli_env: dict[str, str], monkeypatch: pytest.MonkeyPatch) -> Path:
+    """The workspace exactly as that run left it, with this test's fake answering as the
+    demo's brain."""
+    ws, _ = unattended.restore(monkeypatch)
+    fake.fallback(DemoBrain(ws, pause=0.0))
+    return ws
+
+
+def test_go_unattended_then_wake(unattended: Shared[subprocess.CompletedProcess[str]],
+                                 after_unattended: Path) -> None:
+    out, workspace = unattended.result, after_unattended
     assert out.returncode == 0, out.stdout + out.stderr
     assert re.search(r"== 确认需求 =+  1/3", out.stdout)
     assert re.search(r"== 干活 =+  3/3", out.stdout)
@@ -142,9 +168,10 @@ def test_missing_credentials_exit_1_without_a_request(fake: FakeServer, workspac
     assert fake.message_requests() == [] and not (workspace / "runs").exists()
 
 
-def test_log_after_a_run(fake: FakeServer, workspace: Path, cli_env: dict[str, str],
-                         brain: DemoBrain) -> None:
-    assert flower(workspace, "--timeout", "0", ASK).returncode == 0
+def test_log_after_a_run(unattended: Shared[subprocess.CompletedProcess[str]],
+                         after_unattended: Path) -> None:
+    workspace = after_unattended
+    assert unattended.result.returncode == 0
     out = flower(workspace, "log")
     assert out.returncode == 0, out.stdout + out.stderr
     for step in ("确认需求", "设定目标", "干活·判定#1", "干活#round2"):

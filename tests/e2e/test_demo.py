@@ -36,8 +36,13 @@ def crash(proc: subprocess.Popen) -> None:
 
 
 def demo(ws: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "flower", "demo", "-w", str(ws)], env=env,
-                          capture_output=True, text=True, timeout=60)
+    """A demo run to its end. Nobody is there to press Ctrl-C, so the replies come without
+    the newcomer's pause (it is a sleep per reply, ~20 of them a run, and asserts nothing);
+    the runs a test kills or interrupts keep ``demo_env``'s pause so the moment lands
+    mid-flow."""
+    return subprocess.run([sys.executable, "-m", "flower", "demo", "-w", str(ws)],
+                          env={**env, "FLOWER_DEMO_PAUSE": "0"}, capture_output=True,
+                          text=True, timeout=60)
 
 
 def test_demo_runs_the_whole_flow_offline(tmp_path: Path, home: Path,

@@ -80,21 +80,30 @@ async def test_successful_step(fake: FakeServer, workspace: Path, run_dir: Path,
 async def test_outage_mid_step_resumes_same_session(fake: FakeServer, workspace: Path,
                                                      run_dir: Path,
                                                      cli_env: dict[str, str]) -> None:
-    """The network dies mid-step for ~20 s: flower waits, resumes the same session with the
-    resume prompt, and the model never sees the synthetic error."""
+    """The network dies mid-step and stays down until flower has said it waits, then 3 s
+    more (15 of its probes): flower waits, resumes the same session with the resume prompt,
+    and the model never sees the synthetic error. The outage ends on flower's notice, not
+    on a clock, so a slow CLI exit cannot make it end before flower looked."""
 
     def go_dark(req):
-        fake.outage(20)
+        fake.outage()  # until seen() below has the unreachable notice
         return cut(after=0)
 
     fake.script(reply("step one", tool_use("Bash", {"command": "echo part-1"})), go_dark)
     fake.route(match.last_user_contains("从中断处接着做"), "resumed and finished")
     notices: list[str] = []
+
+    def seen(ev) -> None:
+        if ev.kind != "retry":
+            return
+        notices.append(ev.text)
+        if "不可达" in ev.text:
+            fake.outage(3)  # still down while flower probes, then back on the same port
+
     rt = Runtime(workspace=workspace, run_dir=run_dir, resilience=QUICK)
     try:
         with anyio.fail_after(60):
-            r = await rt.run(spec(), "long task",
-                             on_event=lambda ev: ev.kind == "retry" and notices.append(ev.text))
+            r = await rt.run(spec(), "long task", on_event=seen)
     finally:
         rt.close()
     assert r.ok, r.error

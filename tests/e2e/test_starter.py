@@ -13,11 +13,13 @@ import signal
 import subprocess
 import sys
 import threading
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import anyio
 import pytest
+from sharedrun import Shared, shared_run
 
 from flower import (
     GOAL_KEY,
@@ -90,9 +92,32 @@ def brain(fake: FakeServer, workspace: Path) -> DemoBrain:
     return b
 
 
-async def test_the_whole_flow(fake: FakeServer, workspace: Path, run_dir: Path,
-                              cli_env: dict[str, str], brain: DemoBrain) -> None:
-    ctx, wf, human = await run_starter(workspace, run_dir)
+@pytest.fixture(scope="module")
+def first_run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Shared[tuple]]:
+    """One whole starter run shared by the tests that check it or wake it up again: four
+    whole flows (~11 s of CLI work each) become one. ``result`` is (ctx, wf, human)."""
+
+    def run(ws: Path, runs: Path, fake: FakeServer) -> tuple:
+        fake.fallback(DemoBrain(ws, pause=0.0))
+        return anyio.run(run_starter, ws, runs)
+
+    with shared_run(tmp_path_factory, run) as shared:
+        yield shared
+
+
+@pytest.fixture
+def woken(first_run: Shared[tuple], fake: FakeServer, cli_env: dict[str, str],
+          monkeypatch: pytest.MonkeyPatch) -> tuple[Path, Path]:
+    """(workspace, run dir) exactly as the first run left them, with this test's fake
+    answering as the demo's brain."""
+    ws, runs = first_run.restore(monkeypatch)
+    fake.fallback(DemoBrain(ws, pause=0.0))
+    return ws, runs
+
+
+def test_the_whole_flow(first_run: Shared[tuple], woken: tuple[Path, Path]) -> None:
+    (ctx, wf, human), fake = first_run.result, first_run.fake
+    workspace, run_dir = woken
     assert "_failed_at" not in ctx and "_aborted" not in ctx
     assert human.seen == ["转换要支持哪些 Markdown 写法?"]  # one question, answered
     notes = wf.workbench.notes
@@ -123,10 +148,9 @@ async def test_the_whole_flow(fake: FakeServer, workspace: Path, run_dir: Path,
     assert "[answered]" in log and "转换要支持哪些 Markdown 写法?" in log
 
 
-async def test_rerun_wakes_up_and_carries_on(fake: FakeServer, workspace: Path,
-                                             run_dir: Path, cli_env: dict[str, str],
-                                             brain: DemoBrain) -> None:
-    await run_starter(workspace, run_dir)
+async def test_rerun_wakes_up_and_carries_on(fake: FakeServer,
+                                             woken: tuple[Path, Path]) -> None:
+    workspace, run_dir = woken  # after the whole flow
     work = lineage(run_dir)["steps"]["干活"]
     before = len(fake.message_requests())
 
@@ -141,9 +165,8 @@ async def test_rerun_wakes_up_and_carries_on(fake: FakeServer, workspace: Path,
 
 
 async def test_rerun_with_a_new_remark_amends_and_rederives(
-        fake: FakeServer, workspace: Path, run_dir: Path, cli_env: dict[str, str],
-        brain: DemoBrain) -> None:
-    await run_starter(workspace, run_dir)
+        fake: FakeServer, woken: tuple[Path, Path]) -> None:
+    workspace, run_dir = woken  # after the whole flow
     remark = "顺便支持 **粗体**"
     before = len(fake.message_requests())
     ctx, wf, _ = await run_starter(workspace, run_dir, remark)
@@ -166,14 +189,13 @@ async def test_rerun_with_a_new_remark_amends_and_rederives(
 
 
 async def test_rerunning_the_original_command_is_not_a_new_remark(
-        fake: FakeServer, workspace: Path, run_dir: Path, cli_env: dict[str, str],
-        brain: DemoBrain) -> None:
+        woken: tuple[Path, Path]) -> None:
     """Up-arrow + Enter after a crash: the original ask is kept in the brief's note, so it
     is not appended again and the goal is not re-derived (that cost ~$0.41 a time)."""
-    _, wf, _ = await run_starter(workspace, run_dir)
-    before = (wf.workbench.notes / "需求.md").read_text()
+    workspace, run_dir = woken  # after the whole flow
+    before = (workspace / ".flower" / "notes" / "需求.md").read_text()
     assert texts.BRIEF_REQUEST.format(request=ASK) in before
-    await run_starter(workspace, run_dir, ASK)
+    _, wf, _ = await run_starter(workspace, run_dir, ASK)
     assert (wf.workbench.notes / "需求.md").read_text() == before
     assert manifest_steps(run_dir)[7:] == ["干活", "干活·判定#1", "收尾交接"]
 
