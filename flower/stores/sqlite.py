@@ -131,8 +131,14 @@ def _validate_existing(path: Path) -> None:
         raise StoreCorruptError(path, "damaged SQLite header")
     pages = int.from_bytes(header[28:32], "big")
     size_valid = header[24:28] == header[92:96]
-    wal = path.with_name(path.name + "-wal")
-    wal_busy = wal.exists() and wal.stat().st_size > 0
+    # Another process may be closing the file meanwhile: its checkpoint copies the WAL into
+    # the file, then deletes the WAL. So the WAL is looked at after the header was read, the
+    # file's size once more after that, and a WAL gone in between is simply no WAL.
+    try:
+        wal_busy = path.with_name(path.name + "-wal").stat().st_size > 0
+    except FileNotFoundError:
+        wal_busy = False
+    size = path.stat().st_size
     if size_valid and not wal_busy and size < pages * page_size:
         raise StoreCorruptError(path, f"truncated: {size} of {pages * page_size} bytes")
     try:
