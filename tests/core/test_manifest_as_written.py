@@ -16,25 +16,18 @@ from typing import Any
 
 import pytest
 
-from flower.core import manifest as manifest_mod
 from flower.core.env import redact
-from flower.core.manifest import Manifest, escape_surrogates
+from flower.core.manifest import Manifest
+
+from .manifest_kit import count_parses, dumped
 
 SECRET = "sk-test-0123456789"
-
-
-def dumped(rows: list[dict[str, Any]], scrub: Any = lambda t: t) -> bytes:
-    return escape_surrogates(scrub(json.dumps(rows, ensure_ascii=False, indent=2))) \
-        .encode("utf-8")
 
 
 @pytest.fixture
 def parsed(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     """One entry per parse of a manifest's bytes."""
-    calls: list[int] = []
-    real = manifest_mod.parse
-    monkeypatch.setattr(manifest_mod, "parse", lambda raw: calls.append(1) or real(raw))
-    return calls
+    return count_parses(monkeypatch)
 
 
 def left_by_flower(path: Path, runs: int = 3) -> list[dict[str, Any]]:

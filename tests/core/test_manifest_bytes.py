@@ -3,7 +3,8 @@
 The original flower reads this file and ``flower log`` parses it, so the file must be
 exactly ``json.dumps(rows, ensure_ascii=False, indent=2)`` (lone surrogates escaped, secrets
 masked) — whether a row was encoded by orjson or json, kept from an earlier write, or cut
-out of the file a fresh process found. ``old_bytes`` is that rule written out plainly.
+out of the file a fresh process found. ``dumped`` (manifest_kit.py) is that rule written
+out plainly.
 """
 
 from __future__ import annotations
@@ -18,7 +19,9 @@ from hypothesis import strategies as st
 
 from flower.core import manifest as manifest_mod
 from flower.core.env import redact
-from flower.core.manifest import Manifest, escape_surrogates
+from flower.core.manifest import Manifest
+
+from .manifest_kit import count_parses, dumped
 
 SECRET = "sk-test-0123456789"
 
@@ -32,12 +35,6 @@ values = st.recursive(scalars, lambda inner: st.lists(inner, max_size=3)
                       | st.dictionaries(strings, inner, max_size=3), max_leaves=8)
 rows = st.lists(st.dictionaries(strings.filter(lambda k: k != "run"), values, max_size=5),
                 max_size=4)
-
-
-def old_bytes(rows: list[dict[str, Any]], scrub: Any = lambda t: t) -> bytes:
-    """What the manifest writer wrote before it kept anything between writes."""
-    return escape_surrogates(scrub(json.dumps(rows, ensure_ascii=False, indent=2))) \
-        .encode("utf-8")
 
 
 def tagged(rows: list[dict[str, Any]], run: str) -> list[dict[str, Any]]:
@@ -57,13 +54,13 @@ def test_the_file_is_byte_for_byte_what_json_dumps_wrote(
     path = tmp_path_factory.mktemp("m") / "manifest.json"
     theirs = tagged(others, "other")
     if theirs:  # a file another flower wrote before this process started
-        path.write_bytes(old_bytes(theirs))
+        path.write_bytes(dumped(theirs))
     expected_others = json.loads(path.read_bytes()) if theirs else []
     m = Manifest(path, "me", secrets=lambda: [SECRET])
     assert m.write(first)
-    assert path.read_bytes() == old_bytes(expected_others + tagged(first, "me"), mask)
+    assert path.read_bytes() == dumped(expected_others + tagged(first, "me"), mask)
     assert m.write(first + more)  # kept rows and a kept copy of the others
-    assert path.read_bytes() == old_bytes(expected_others + tagged(first + more, "me"), mask)
+    assert path.read_bytes() == dumped(expected_others + tagged(first + more, "me"), mask)
     # a fresh process on the file this one wrote: others read back (ahead of its first
     # write, as a Runtime does), maybe cut out verbatim
     again = json.loads(path.read_bytes())
@@ -72,17 +69,17 @@ def test_the_file_is_byte_for_byte_what_json_dumps_wrote(
     assert late._reader is not None
     late._reader.join()
     assert late.write(more)
-    assert path.read_bytes() == old_bytes(again + tagged(more, "late"), mask)
+    assert path.read_bytes() == dumped(again + tagged(more, "late"), mask)
 
 
 def test_a_fresh_process_keeps_the_rows_it_found_byte_for_byte(tmp_path: Path) -> None:
     path = tmp_path / "manifest.json"
     found = [{"step": f"步骤-{i}", "text": "中文 and \"quotes\"\n", "cost_usd": 0.5 * i,
               "errors": [], "run": f"old-{i % 3}"} for i in range(50)]
-    path.write_bytes(old_bytes(found))
+    path.write_bytes(dumped(found))
     Manifest(path, "old-1").write([{"step": "again"}])  # its own old rows are replaced
     kept = [r for r in found if r["run"] != "old-1"]
-    assert path.read_bytes() == old_bytes([*kept, {"step": "again", "run": "old-1"}])
+    assert path.read_bytes() == dumped([*kept, {"step": "again", "run": "old-1"}])
 
 
 def test_a_secret_learned_later_is_masked_in_rows_written_before(tmp_path: Path) -> None:
@@ -130,11 +127,9 @@ def test_kept_rows_are_not_encoded_again_and_a_bad_row_costs_only_itself(
 def test_an_unchanged_file_is_not_read_again(tmp_path: Path,
                                              monkeypatch: pytest.MonkeyPatch) -> None:
     path = tmp_path / "manifest.json"
-    path.write_bytes(old_bytes([{"step": "theirs", "run": "other"}]))
+    path.write_bytes(dumped([{"step": "theirs", "run": "other"}]))
     m = Manifest(path, "r")
-    parsed: list[int] = []
-    real = manifest_mod.parse
-    monkeypatch.setattr(manifest_mod, "parse", lambda raw: parsed.append(1) or real(raw))
+    parsed = count_parses(monkeypatch)
     for n in range(1, 4):
         m.write([{"step": f"s{i}"} for i in range(n)])
     assert parsed == [1]
@@ -151,9 +146,9 @@ def test_without_orjson_the_bytes_are_the_same(tmp_path: Path,
     monkeypatch.setattr(manifest_mod, "ORJSON", None)
     path = tmp_path / "manifest.json"
     Manifest(path, "r").write(rows_)
-    assert path.read_bytes() == old_bytes(tagged(rows_, "r"))
+    assert path.read_bytes() == dumped(tagged(rows_, "r"))
     Manifest(path, "s").write([])
-    assert path.read_bytes() == old_bytes(tagged(rows_, "r"))
+    assert path.read_bytes() == dumped(tagged(rows_, "r"))
 
 
 @pytest.mark.parametrize("secret", [SECRET, 'pa"ss-wörd\\1234', "tab\tsecret-99"])
@@ -162,10 +157,10 @@ def test_a_fresh_process_masks_its_secrets_in_the_rows_it_found(
     path = tmp_path / "manifest.json"
     found = [{"step": "old", "text": f"echoed {secret}", "run": "other"},
              {"step": "clean", "run": "other"}]
-    path.write_bytes(old_bytes(found))
+    path.write_bytes(dumped(found))
     Manifest(path, "me", secrets=lambda: [secret]).write([{"step": "new"}])
     scrub = lambda t: redact(t, [secret])  # noqa: E731
-    assert path.read_bytes() == old_bytes([*found, {"step": "new", "run": "me"}], scrub)
+    assert path.read_bytes() == dumped([*found, {"step": "new", "run": "me"}], scrub)
     assert json.dumps(secret, ensure_ascii=False)[1:-1] not in path.read_text("utf-8")
 
 

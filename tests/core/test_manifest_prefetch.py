@@ -15,16 +15,12 @@ from typing import Any
 
 import pytest
 
-from flower.core import manifest as manifest_mod
 from flower.core.env import redact
-from flower.core.manifest import Manifest, escape_surrogates
+from flower.core.manifest import Manifest
+
+from .manifest_kit import count_parses, dumped
 
 SECRET = "sk-test-0123456789"
-
-
-def dumped(rows: list[dict[str, Any]], scrub: Any = lambda t: t) -> bytes:
-    return escape_surrogates(scrub(json.dumps(rows, ensure_ascii=False, indent=2))) \
-        .encode("utf-8")
 
 
 def ready(m: Manifest) -> Manifest:
@@ -46,9 +42,7 @@ def test_the_first_write_uses_what_was_read_ahead(tmp_path: Path,
     found = found_rows()
     path.write_bytes(dumped(found))
     m = ready(Manifest(path, "new"))
-    parsed: list[int] = []
-    real = manifest_mod.parse
-    monkeypatch.setattr(manifest_mod, "parse", lambda raw: parsed.append(1) or real(raw))
+    parsed = count_parses(monkeypatch)
     m.write([{"step": "s"}])
     assert parsed == []
     assert path.read_bytes() == dumped([*found, {"step": "s", "run": "new"}])
