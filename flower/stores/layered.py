@@ -92,10 +92,8 @@ class TrimmingSessionStore(_LayerAttrs, SqliteSessionStore):
     def _prune_layer(self) -> PrunePolicy | None:
         return None
 
-    def _rewrite(self, key: SessionKey, entries: list[Any]) -> list[Any]:
-        return self.layers.apply(key, entries)
-
     def _load_sync(self, key: SessionKey, skey: str) -> list[Any] | None:
+        # the base's read + ``_rewrite``, with the rows' version for the layers' kept plan
         with gc_paused():
             entries, version = self.read_versioned(skey)
             return None if entries is None else self.layers.apply(key, entries, version)

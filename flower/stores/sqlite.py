@@ -377,12 +377,7 @@ class SqliteSessionStore(SessionStore):
         return self._read(store_key(key))
 
     def _read(self, skey: str) -> list[SessionStoreEntry] | None:
-        def read(conn: sqlite3.Connection) -> list[SessionStoreEntry]:
-            cur = conn.execute(self._select, (skey,))
-            return decode_many(p for (p,) in cur)
-
-        entries = self._locked(read)
-        return entries or None
+        return self.read_versioned(skey)[0]  # two PRAGMAs beside the SELECT: next to nothing
 
     def read_versioned(self, skey: str) -> tuple[list[SessionStoreEntry] | None, Any]:
         """``_read`` plus a version of the file the rows were read at: equal versions of
