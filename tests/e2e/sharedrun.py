@@ -22,7 +22,7 @@ from typing import Generic, TypeVar
 import pytest
 
 from flower.testing import FakeServer
-from flower.testing.env import offline_env
+from flower.testing.env import foreign_keys, offline_env
 
 T = TypeVar("T")
 
@@ -58,10 +58,9 @@ def shared_run(factory: pytest.TempPathFactory,
     ws.mkdir()
     runs.mkdir()
     with pytest.MonkeyPatch.context() as mp, FakeServer() as fake:
-        for key in list(os.environ):  # the developer's own endpoint/credentials stay out
-            if key.startswith(("ANTHROPIC_", "CLAUDE")) or key in ("FLOWER_ENV",
-                                                                   "XDG_CONFIG_HOME"):
-                mp.delenv(key)
+        # the developer's own endpoint/credentials stay out, as do their flower settings
+        for key in [*foreign_keys(os.environ), "FLOWER_ENV", "XDG_CONFIG_HOME"]:
+            mp.delenv(key, raising=False)
         _point_home_at(mp, home)
         for key, value in offline_env(fake.url, home=str(home), FLOWER_NO_UPDATE="1").items():
             mp.setenv(key, value)
