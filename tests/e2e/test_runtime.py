@@ -12,7 +12,7 @@ import anyio
 import pytest
 from peek import assistant_stored
 
-from flower import AgentSpec, Resilience, Runtime
+from flower import AgentSpec, Resilience, Runtime, texts
 from flower.testing import FakeServer, cut, fault, match, reply, tool_use
 
 STEP_TIMEOUT = 60
@@ -97,7 +97,9 @@ async def test_outage_mid_step_resumes_same_session(fake: FakeServer, workspace:
         if ev.kind != "retry":
             return
         notices.append(ev.text)
-        if "不可达" in ev.text:
+        # flower's "host:port unreachable, waiting for it" notice (NET_UNREACHABLE, an
+        # error's words, also says 不可达: it must not end the outage)
+        if texts.OFFLINE_WAIT_SECONDS.split("{seconds}")[0].split("{port}")[-1] in ev.text:
             fake.outage(3)  # still down while flower probes, then back on the same port
 
     rt = Runtime(workspace=workspace, run_dir=run_dir, resilience=QUICK)
