@@ -13,15 +13,19 @@ from dataclasses import astuple
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from flower.stores import scancache
 from flower.stores.pruning import PrunePlan, PrunePolicy, apply_prune, plan_prune, prune_entries
-from flower.stores.transcript import scan
+from flower.stores.scancache import Kept
+from flower.stores.transcript import Scan, scan
 from flower.stores.trimming import (
     EphemeralPolicy,
     SpillMemo,
+    StaleScan,
     TrimPolicy,
-    apply_trim,
     empty_report,
     expire_entries,
+    plan_bodies,
+    set_bodies,
     spill_dir,
     trim_entries,
 )
@@ -59,8 +63,11 @@ class Layers:
         self.pruned = self.denials_dropped = self.neutralized = self.healed = 0
         self.memo = SpillMemo()  # kept in the spill dir: a wake's first resume skips the hashing
         self._plans: dict[tuple[Any, ...], _Plan] = {}  # the last load's of each transcript
+        self._scans: dict[tuple[Any, ...], Kept] = {}  # the last load's scan of each
+        self._saved: dict[tuple[Any, ...], int] = {}  # rows covered by its file (scancache)
         self._plans_lock = threading.Lock()  # loads of several transcripts run in threads
-        spill_dir(self.workspace, self.policy)  # fail at construction, not at first resume
+        # fail at construction, not at first resume
+        self._spill = str(spill_dir(self.workspace, self.policy))
 
     def apply(self, key: SessionKey, entries: list[Any], version: Any = None) -> list[Any]:
         """The layered copy of ``entries`` (edited in place; prune may return a new list).
@@ -77,33 +84,75 @@ class Layers:
         ident = (version, pols) if pols is not None else None
         with self._plans_lock:
             plan = self._plans.pop(slot, None)
+            kept = self._scans.pop(slot, None)
         if (ident is not None and plan is not None and plan.ident == ident
                 and plan.spill_unchanged()):
             report, out, stats = plan.replay(entries, self.prune_policy)
         else:
-            report, out, stats, plan = self._compute(entries, keep=ident is not None)
-        if plan is not None and ident is not None:
-            plan.ident = ident
-            with self._plans_lock:
+            kept = self._scan(slot, entries, kept)
+            try:
+                report, out, stats, plan = self._compute(entries, kept.scan,
+                                                         keep=ident is not None)
+            except StaleScan:  # the kept scan was not of these rows: nothing was changed
+                kept = Kept(scan(entries), [])
+                report, out, stats, plan = self._compute(entries, kept.scan,
+                                                         keep=ident is not None)
+            kept.marks = scancache.samples(entries, kept.scan.count)
+            self._keep_file(slot, kept)
+        with self._plans_lock:
+            if plan is not None and ident is not None:
+                plan.ident = ident
                 self._plans[slot] = plan  # the newest last: dicts keep order
                 while len(self._plans) > _PLANS:
                     del self._plans[next(iter(self._plans))]
+            if kept is not None:
+                self._scans[slot] = kept
+                while len(self._scans) > _PLANS:
+                    del self._scans[next(iter(self._scans))]
         if main:
             self.last_report = report
             if stats is not None:
                 self.record(stats)
         return out
 
-    def _compute(self, entries: list[Any], *, keep: bool,
+    def _scan(self, slot: tuple[Any, ...], entries: list[Any], kept: Kept | None) -> Kept:
+        """The scan of ``entries``: the kept scan of their first rows extended by the rows
+        appended since, when there is one (this process's last load of the transcript,
+        else the file an earlier process left), else a walk over all of them."""
+        if kept is None and len(entries) >= scancache.MIN_ENTRIES:
+            kept = scancache.load(self._spill, slot)
+            if kept is not None:
+                self._saved[slot] = kept.scan.count
+        if kept is not None and kept.fits(entries):
+            scan(entries, into=kept.scan)
+            return kept
+        return Kept(scan(entries), [])
+
+    def _keep_file(self, slot: tuple[Any, ...], kept: Kept) -> None:
+        """Write the scan for the next process once the rows grew a tenth past the file's
+        (the next process then walks at most that tenth again, plus what comes since)."""
+        count, saved = kept.scan.count, self._saved.get(slot, 0)
+        if count >= scancache.MIN_ENTRIES and count * 10 >= saved * 11 and count > saved:
+            scancache.save(self._spill, slot, kept)
+            self._saved[slot] = count
+
+    def _compute(self, entries: list[Any], found: Scan, *, keep: bool,
                  ) -> tuple[dict[str, int], list[Any], dict[str, int] | None, _Plan | None]:
-        found = scan(entries)
-        report = apply_trim(found, workspace=self.workspace, policy=self.policy,
-                            ephemeral=self.ephemeral, memo=self.memo)
+        report = empty_report()
+        trimming = self.policy.enabled or self.ephemeral.enabled
+        if trimming:
+            found.bodies = plan_bodies(found, entries, workspace=self.workspace,
+                                       policy=self.policy, ephemeral=self.ephemeral,
+                                       memo=self.memo, report=report)
         plan = _Plan.of(found, report, self.memo) if keep else None
-        if self.prune_policy is None:
+        # prune plans on the stored texts (its outage test reads them), trim's new bodies
+        # in hand; it applies its plan to the trimmed entries: one scan serves both
+        pruning = (plan_prune(entries, found, self.prune_policy)
+                   if self.prune_policy is not None else None)
+        if trimming:
+            set_bodies(entries, found.sites, found.bodies)
+        if pruning is None:
             return report, entries, None, plan
-        # Trim keeps ``found`` valid (it only swaps tool_result bodies): one scan for both.
-        pruning = plan_prune(entries, found, self.prune_policy)
         out, stats = apply_prune(entries, pruning, self.prune_policy, found)
         if plan is not None:
             plan.prune = pruning

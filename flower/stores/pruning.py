@@ -32,6 +32,7 @@ from flower import texts
 from flower.stores.transcript import (
     AGENT_API_ERROR,
     ASSISTANT,
+    NO_TEXT,
     PROTECTED_USER,
     USER,
     Scan,
@@ -40,6 +41,8 @@ from flower.stores.transcript import (
     is_protected,
     relink,
     scan,
+    site_block,
+    site_text,
     with_content,
 )
 
@@ -249,31 +252,33 @@ def _suspects(entries: list[Entry], found: Scan, drop: set[int]) -> set[int]:
     each block; a candidate whose erring block was removed as denied changes nothing)."""
     marked = (i for i in found.marked if entries[i].get("toolDenialKind") in INTERRUPT_KINDS)
     out = {i for i in (*found.erring, *marked) if i not in drop}
-    out.update(outage_results(found, out | drop))
+    out.update(outage_results(entries, found, out | drop))
     return out
 
 
-def outage_results(found: Scan, skip: set[int]) -> set[int]:
+def outage_results(entries: list[Entry], found: Scan, skip: set[int]) -> set[int]:
     """Entries not in ``skip`` holding a result whose text, as stored, says a subagent died
     of an outage (AGENT_API_ERROR): interrupt candidates like the erring ones.
 
-    Searching every stored body for the phrase was a fifth of the scan of a long run
-    (~150 MB of text). Only an entry some of whose tool_result blocks carry the phrase
-    NOW (after trim) can be changed by ``_neutralize`` — no ``is_error`` block and no
-    interrupt kind, as ``skip`` guarantees, leaves only the phrase test of
-    ``_is_interrupt`` — so the stored texts are searched for those entries alone, and
-    the bodies trim replaced by a short pointer or note are never read again.
+    Asked before trim's new bodies (``found.bodies``) are set, so ``entries`` still hold
+    the stored texts. Searching every stored body for the phrase was a fifth of the scan
+    of a long run (~150 MB of text). Only an entry some of whose tool_result blocks carry
+    the phrase once trimmed can be changed by ``_neutralize`` — no ``is_error`` block and
+    no interrupt kind, as ``skip`` guarantees, leaves only the phrase test of
+    ``_is_interrupt`` — so the stored texts are searched for those entries alone, and the
+    bodies trim replaces by a short pointer or note are never read.
     """
     sites, bodies = found.sites, found.bodies
-    # a body trim set is known without touching its block: only the others are read
     look = (range(len(sites)) if bodies is None else
             [k for k, b in enumerate(bodies) if b is None or AGENT_API_ERROR in b])
     maybe: set[int] = set()
     for k in look:
-        i, _, block, _, _, _ = sites[k]
+        i = sites[k][0]
         if i in skip or i in maybe:
             continue
-        body = block.get("content")
+        body = bodies[k] if bodies is not None else None  # what trim puts there, if it does
+        if body is None:
+            body = site_block(entries, sites[k]).get("content")
         if type(body) is list:
             try:
                 body = " ".join(b.get("text", "") for b in body if isinstance(b, dict))
@@ -283,8 +288,8 @@ def outage_results(found: Scan, skip: set[int]) -> set[int]:
             maybe.add(i)
     if not maybe:
         return maybe
-    return {i for i, _, _, text, _, _ in found.sites
-            if i in maybe and text and AGENT_API_ERROR in text}
+    return {site[0] for site in sites if site[0] in maybe and site[2] != NO_TEXT
+            and AGENT_API_ERROR in site_text(entries, site)}  # type: ignore[operator]
 
 
 def _neutralize(work: list[Entry], i: int, e: Entry, blocks: list[Any], text: str,

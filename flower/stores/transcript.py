@@ -23,6 +23,8 @@ __all__ = [
     "relink",
     "result_text",
     "scan",
+    "site_block",
+    "site_text",
     "tool_uses",
     "with_content",
 ]
@@ -67,6 +69,18 @@ def result_text(block: dict[str, Any]) -> str | None:
     ):
         return "\n".join(b["text"] for b in body)
     return None
+
+
+def site_block(entries: list[Entry], site: tuple[Any, ...]) -> dict[str, Any]:
+    """The tool_result block a scan's ``Site`` names in ``entries`` (a parse of its rows)."""
+    return entries[site[0]]["message"]["content"][site[1]]
+
+
+def site_text(entries: list[Entry], site: tuple[Any, ...]) -> str | None:
+    """The text body of a ``Site`` in ``entries`` (None when it holds no text)."""
+    block = site_block(entries, site)
+    body = block.get("content")
+    return body if type(body) is str else result_text(block)
 
 
 def with_content(entry: Entry, content: list[Any], *, drop: Iterable[str] = ()) -> Entry:
@@ -181,9 +195,12 @@ def _ephemeral(cmd: str) -> bool:
 
 
 # A tool_result block of an unprotected user entry, for trim:
-# (entry index, block index, block, text body or None, tool_use_id if it answers an
-#  ephemeral Bash call issued earlier else None, the entry's uuid)
-Site = tuple[int, int, dict[str, Any], "str | None", Any, Any]
+# (entry index, block index, length of its text body or -1 when it holds no text,
+#  tool_use_id if it answers an ephemeral Bash call issued earlier else None, the entry's
+#  uuid). Indices and values only, no object of the parse: a scan stays valid for any
+#  fresh parse of the same rows, so a load can reuse the scan of the rows it saw before.
+Site = tuple[int, int, int, Any, Any]
+NO_TEXT = -1  # a Site's length when the body is images or documents (never trimmed)
 
 # A content block prune may have to look at again, for denial removal and orphan detection:
 # (entry index, role, block type, block "id", block "tool_use_id"). The values are copied out
@@ -248,21 +265,29 @@ class Scan:
     leaves: list[int] = field(default_factory=list)  # entries with a leafUuid key (relink)
     bodies: list[str | None] | None = None  # set by trim: each site's new body, or None
     # where it kept the stored one (so prune need not read the blocks again)
+    count: int = 0  # entries scanned: a later ``scan(entries, into=this)`` walks the rest
 
 
-def scan(entries: list[Entry]) -> Scan:
+def scan(entries: list[Entry], into: Scan | None = None) -> Scan:
     """Walk ``entries`` once and record what trim and prune decide on (see ``Scan``).
 
     Semantics per entry mirror the layers exactly: only ``user``/``assistant``/``system``
     entries count, ``isCompactSummary``/``isMeta`` ones are protected, and only a list
     ``message.content`` has blocks. Type checks are inlined: this is the hot loop of a
     resume.
+
+    ``into``, the scan of the first ``into.count`` of these very entries (rows only ever
+    get appended), is extended in place by a walk over the rest alone: what it recorded
+    depends only on those entries and the ones before them.
     """
-    found = Scan()
+    found = Scan() if into is None else into
+    start = found.count
+    found.count = len(entries)
+    found.bodies = None
     sites, commands, refs = found.sites, found.commands, found.refs
     verdicts: dict[str, bool] = {}  # is_ephemeral per distinct command, for this walk
     parents, leaves, marked, errors = found.parents, found.leaves, found.marked, found.errors
-    for i, e in enumerate(entries):
+    for i, e in enumerate(entries[start:] if start else entries, start):
         parents.append(e.get("parentUuid"))
         if "leafUuid" in e:
             leaves.append(i)
@@ -311,8 +336,10 @@ def scan(entries: list[Entry]) -> Scan:
                     erring = True
                 if btype == "tool_result":
                     body = b.get("content")
-                    text = body if type(body) is str else result_text(b)
-                    sites.append((i, j, b, text, tid if tid in commands else None, uid))
+                    if type(body) is not str:
+                        body = result_text(b)
+                    sites.append((i, j, NO_TEXT if body is None else len(body),
+                                  tid if tid in commands else None, uid))
                     # An Agent result naming an outage (AGENT_API_ERROR) makes the entry an
                     # interrupt candidate too; prune looks for it (``outage_results``)
                     # after trim, when most big bodies are a short pointer.

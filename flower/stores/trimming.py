@@ -31,11 +31,19 @@ from typing import Any
 
 from flower import texts
 from flower.shell import unwrap
-from flower.stores.transcript import Scan, Site, content_blocks, scan, with_content
+from flower.stores.transcript import (
+    Scan,
+    Site,
+    content_blocks,
+    scan,
+    site_block,
+    site_text,
+    with_content,
+)
 
-__all__ = ["MEMO_NAME", "EphemeralPolicy", "SpillMemo", "TrimPolicy", "apply_trim", "empty_report",
-           "expire_entries", "plan_bodies", "spill_dir", "trim_entries", "trim_report",
-           "write_spill"]
+__all__ = ["MEMO_NAME", "EphemeralPolicy", "SpillMemo", "StaleScan", "TrimPolicy", "apply_trim",
+           "empty_report", "expire_entries", "plan_bodies", "set_bodies", "spill_dir",
+           "trim_entries", "trim_report", "write_spill"]
 
 log = logging.getLogger(__name__)
 Entry = dict[str, Any]
@@ -84,9 +92,9 @@ def copy_with_bodies(entries: list[Entry], sites: list[Site],
                      bodies: list[str | None]) -> list[Entry]:
     """``entries`` with the new ``bodies`` of ``sites``, copy-on-write (for callers' own lists)."""
     edits: dict[int, list[tuple[int, dict[str, Any], str]]] = {}
-    for (i, j, block, *_), body in zip(sites, bodies, strict=True):
+    for site, body in zip(sites, bodies, strict=True):
         if body is not None:
-            edits.setdefault(i, []).append((j, block, body))
+            edits.setdefault(site[0], []).append((site[1], site_block(entries, site), body))
     if not edits:
         return entries
     out = list(entries)
@@ -98,15 +106,33 @@ def copy_with_bodies(entries: list[Entry], sites: list[Site],
     return out
 
 
-def set_bodies(sites: list[Site], bodies: list[str | None]) -> None:
+class StaleScan(Exception):
+    """A scan reused from an earlier load names a block these entries do not have as it
+    said: the rows are not the ones it was made from. Nothing was changed yet."""
+
+
+def set_bodies(entries: list[Entry], sites: list[Site], bodies: list[str | None]) -> None:
     """Give each site its new body in place: only for entries parsed for this very load.
 
     Copying an edited entry (``dict(entry)``) has to touch every object it refers to; over
     ~20k edited entries scattered through ~100 MB that was a quarter of the rewrite.
+    Every block is found, and its text length checked against the site, before the first
+    one is changed (``StaleScan`` otherwise).
     """
-    for site, body in zip(sites, bodies, strict=True):
-        if body is not None:
-            site[2]["content"] = body
+    blocks = []
+    try:
+        for site, body in zip(sites, bodies, strict=True):
+            if body is not None:
+                block = entries[site[0]]["message"]["content"][site[1]]
+                old = block["content"]
+                if type(old) is str and len(old) != site[2]:
+                    raise StaleScan
+                blocks.append(block)
+    except (LookupError, TypeError):
+        raise StaleScan from None
+    new = [b for b in bodies if b is not None]
+    for block, body in zip(blocks, new, strict=True):
+        block["content"] = body
 
 
 def spill_dir(workspace: Path, policy: TrimPolicy) -> Path:
@@ -235,7 +261,7 @@ class SpillMemo(dict[tuple[Any, int, int], str]):
             log.warning("could not record spilled results in %s: %s", self.directory, exc)
 
 
-def plan_bodies(found: Scan, *, workspace: Path, policy: TrimPolicy,
+def plan_bodies(found: Scan, entries: list[Entry], *, workspace: Path, policy: TrimPolicy,
                 ephemeral: EphemeralPolicy, memo: SpillMemo,
                 report: dict[str, int]) -> list[str | None]:
     """The new body of each of ``found.sites`` (None: unchanged) under both rules; expiry
@@ -249,11 +275,11 @@ def plan_bodies(found: Scan, *, workspace: Path, policy: TrimPolicy,
     if ephemeral.enabled:
         expire_sites(found.sites, found.commands, ephemeral, bodies, report)
     if policy.enabled:
-        trim_sites(found.sites, workspace, policy, memo, bodies, report)
+        trim_sites(entries, found.sites, workspace, policy, memo, bodies, report)
     return bodies
 
 
-def apply_trim(found: Scan, *, workspace: Path, policy: TrimPolicy,
+def apply_trim(found: Scan, entries: list[Entry], *, workspace: Path, policy: TrimPolicy,
                ephemeral: EphemeralPolicy, memo: SpillMemo) -> dict[str, int]:
     """Expire and spill the entries ``found`` was scanned from, IN PLACE; the report.
 
@@ -262,9 +288,10 @@ def apply_trim(found: Scan, *, workspace: Path, policy: TrimPolicy,
     """
     report = empty_report()
     if ephemeral.enabled or policy.enabled:
-        found.bodies = plan_bodies(found, workspace=workspace, policy=policy,
-                                   ephemeral=ephemeral, memo=memo, report=report)
-        set_bodies(found.sites, found.bodies)
+        bodies = plan_bodies(found, entries, workspace=workspace, policy=policy,
+                             ephemeral=ephemeral, memo=memo, report=report)
+        set_bodies(entries, found.sites, bodies)
+        found.bodies = bodies
     return report
 
 
@@ -284,7 +311,7 @@ def trim_entries(entries: list[Entry], workspace: Path, policy: TrimPolicy,
     """Copy-on-write: all but the newest ``keep_recent`` big text results spilled."""
     sites = scan(entries).sites
     bodies: list[str | None] = [None] * len(sites)
-    trim_sites(sites, workspace, policy, memo if memo is not None else {}, bodies,
+    trim_sites(entries, sites, workspace, policy, memo if memo is not None else {}, bodies,
                report if report is not None else empty_report())
     return copy_with_bodies(entries, sites, bodies)
 
@@ -294,8 +321,8 @@ def expire_sites(sites: list[Site], commands: dict[str, str], pol: EphemeralPoli
     """Set ``bodies[k]`` of every ephemeral result to expire (see ``plan_bodies``)."""
     # A site's tid is set only if it answers an ephemeral call (see ``Site``).
     limit = pol.max_chars
-    eligible = [k for k, (_, _, _, body, tid, _) in enumerate(sites)
-                if tid is not None and body is not None and len(body) <= limit]
+    eligible = [k for k, (_, _, size, tid, _) in enumerate(sites)
+                if tid is not None and 0 <= size <= limit]
     n = len(eligible)
     old = eligible[: max(n - max(pol.keep_recent, 0), 0)]
     if type(pol).placeholder is EphemeralPolicy.placeholder:
@@ -303,24 +330,23 @@ def expire_sites(sites: list[Site], commands: dict[str, str], pol: EphemeralPoli
         shown: dict[str, str] = {}
         text = pol.text
         for age, k in enumerate(old, start=-n):
-            cmd = commands[sites[k][4]]
+            cmd = commands[sites[k][3]]
             cell = shown.get(cmd)
             if cell is None:
                 cell = shown[cmd] = _shown_command(cmd)
             bodies[k] = text.format(cmd=cell, age=-age)
     else:  # a subclass's own placeholder decides
         for age, k in enumerate(old, start=-n):
-            bodies[k] = pol.placeholder(commands[sites[k][4]], -age)
+            bodies[k] = pol.placeholder(commands[sites[k][3]], -age)
     report["expired"] += len(old)
 
 
-def trim_sites(sites: list[Site], workspace: Path, pol: TrimPolicy, memo: SpillMemo,
-               bodies: list[str | None], report: dict[str, int]) -> None:
+def trim_sites(entries: list[Entry], sites: list[Site], workspace: Path, pol: TrimPolicy,
+               memo: SpillMemo, bodies: list[str | None], report: dict[str, int]) -> None:
     """Set ``bodies[k]`` of every big result to spill, unless already set (expired)."""
-    minimum = pol.min_chars
-    big = [k for k, (_, _, _, body, _, _) in enumerate(sites)
-           if body is not None and len(body) >= minimum
-           and bodies[k] is None]  # an expired body is already tiny
+    minimum = max(pol.min_chars, 0)  # a site without text has length NO_TEXT (-1)
+    big = [k for k, (_, _, size, _, _) in enumerate(sites)
+           if size >= minimum and bodies[k] is None]  # an expired body is already tiny
     keep = min(max(pol.keep_recent, 0), len(big))
     directory = str(spill_dir(workspace, pol)) if len(big) > keep else ""
     if directory and isinstance(memo, SpillMemo):
@@ -334,12 +360,15 @@ def trim_sites(sites: list[Site], workspace: Path, pol: TrimPolicy, memo: SpillM
     cleared = saved = failed = 0
     remembered, placeholder = memo.get, pol.placeholder
     for k in big[: len(big) - keep]:
-        _, j, _, body, _, uid = sites[k]
-        size = len(body)  # type: ignore[arg-type]  # big holds text sites only
+        site = sites[k]
+        _, j, size, _, uid = site
         ident = (uid, j, size)
         path = remembered(ident)
         if path is None:
-            path = write_spill(body, directory)  # type: ignore[arg-type]
+            body = site_text(entries, site)
+            if body is None or len(body) != size:
+                raise StaleScan
+            path = write_spill(body, directory)
             if path is not None and uid is not None:
                 memo[ident] = path
             if path is None:

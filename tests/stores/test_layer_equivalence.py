@@ -18,13 +18,12 @@ import flower.stores.layers as layers_module
 import flower.stores.pruning as pruning
 from flower.stores.layered import Layers
 from flower.stores.pruning import INTERRUPT_KINDS, PrunePolicy
-from flower.stores.transcript import AGENT_API_ERROR, Scan
+from flower.stores.transcript import AGENT_API_ERROR, Scan, site_text
 from flower.stores.trimming import (
     EphemeralPolicy,
     SpillMemo,
     TrimPolicy,
     _shown_command,
-    empty_report,
     spill_dir,
     write_spill,
 )
@@ -36,43 +35,41 @@ KEY = {"project_key": "p", "session_id": "s"}
 
 def old_suspects(entries: list[Any], found: Scan, drop: set[int]) -> set[int]:
     """Before: scan marked an entry erring when any stored result text held the phrase."""
-    phrase = {i for i, _, _, text, _, _ in found.sites if text and AGENT_API_ERROR in text}
+    phrase = {site[0] for site in found.sites
+              if AGENT_API_ERROR in (site_text(entries, site) or "")}
     marked = (i for i in found.marked if entries[i].get("toolDenialKind") in INTERRUPT_KINDS)
     return {i for i in (*found.erring, *phrase, *marked) if i not in drop}
 
 
-def old_apply_trim(found: Scan, *, workspace: Path, policy: TrimPolicy,
-                   ephemeral: EphemeralPolicy, memo: SpillMemo) -> dict[str, int]:
+def old_plan_bodies(found: Scan, entries: list[Any], *, workspace: Path, policy: TrimPolicy,
+                    ephemeral: EphemeralPolicy, memo: SpillMemo,
+                    report: dict[str, int]) -> list[str | None]:
     """Before: a dict of dicts of edits, expiry first, then spill."""
-    report = empty_report()
-    edits: dict[int, dict[int, tuple[dict[str, Any], str]]] = {}
-    sites = found.sites
+    edits: dict[int, dict[int, str]] = {}
+    sites = [(i, j, site_text(entries, (i, j)), tid, uid) for i, j, _, tid, uid in found.sites]
     if ephemeral.enabled:
-        eligible = [(i, j, block, found.commands[tid]) for i, j, block, body, tid, _ in sites
+        eligible = [(i, j, found.commands[tid]) for i, j, body, tid, _ in sites
                     if tid is not None and body is not None and len(body) <= ephemeral.max_chars]
         old = eligible[: max(len(eligible) - max(ephemeral.keep_recent, 0), 0)]
-        for k, (i, j, block, cmd) in enumerate(old):
-            edits.setdefault(i, {})[j] = (block, ephemeral.text.format(
-                cmd=_shown_command(cmd), age=len(eligible) - k))
+        for k, (i, j, cmd) in enumerate(old):
+            edits.setdefault(i, {})[j] = ephemeral.text.format(
+                cmd=_shown_command(cmd), age=len(eligible) - k)
         report["expired"] += len(old)
     if policy.enabled:
-        big = [(i, j, block, body, uid) for i, j, block, body, _, uid in sites
+        big = [(i, j, body) for i, j, body, _, _ in sites
                if body is not None and len(body) >= policy.min_chars
                and j not in edits.get(i, ())]
         keep = min(max(policy.keep_recent, 0), len(big))
         directory = str(spill_dir(workspace, policy))
-        for i, j, block, body, _ in big[: len(big) - keep]:
+        for i, j, body in big[: len(big) - keep]:
             path = write_spill(body, directory)
             assert path is not None
             pointer = policy.placeholder(path, len(body))
-            edits.setdefault(i, {})[j] = (block, pointer)
+            edits.setdefault(i, {})[j] = pointer
             report["cleared"] += 1
             report["chars_saved"] += len(body) - len(pointer)
         report["kept"] += keep
-    for blocks in edits.values():
-        for block, body in blocks.values():
-            block["content"] = body
-    return report
+    return [edits.get(i, {}).get(j) for i, j, *_ in sites]
 
 
 # --------------------------------------------------------------------------- transcripts
@@ -137,7 +134,7 @@ def test_layered_load_is_the_reference_models(entries: list[dict[str, Any]],
         new = load(Path(tmp), entries)
         with monkeypatch.context() as m:
             m.setattr(pruning, "_suspects", old_suspects)
-            m.setattr(layers_module, "apply_trim", old_apply_trim)
+            m.setattr(layers_module, "plan_bodies", old_plan_bodies)
             old = load(Path(tmp), entries)
     assert new == old
 

@@ -86,13 +86,14 @@ def age_spill_dir(ws: Path) -> None:
 
 @pytest.fixture
 def scans(monkeypatch: pytest.MonkeyPatch) -> list[int]:
-    """Counts the loads that scanned their entries (a replayed load scans none)."""
+    """Counts the loads that scanned their entries (a replayed load scans none), each
+    with the number of entries it walked (a kept scan is extended by the new ones)."""
     calls: list[int] = []
     real = layers.scan
 
-    def counting(entries: list[Any]) -> Any:
-        calls.append(len(entries))
-        return real(entries)
+    def counting(entries: list[Any], into: Any = None) -> Any:
+        calls.append(len(entries) - (into.count if into is not None else 0))
+        return real(entries, into)
 
     monkeypatch.setattr(layers, "scan", counting)
     return calls
