@@ -22,6 +22,7 @@ from flower.stores.trimming import (
     SpillMemo,
     StaleScan,
     TrimPolicy,
+    edit_targets,
     empty_report,
     expire_entries,
     plan_bodies,
@@ -89,13 +90,13 @@ class Layers:
                 and plan.spill_unchanged()):
             report, out, stats = plan.replay(entries, self.prune_policy)
         else:
-            kept = self._scan(slot, entries, kept)
+            kept, reused = self._scan(slot, entries, kept)
             try:
-                report, out, stats, plan = self._compute(entries, kept.scan,
+                report, out, stats, plan = self._compute(entries, kept.scan, reused,
                                                          keep=ident is not None)
             except StaleScan:  # the kept scan was not of these rows: nothing was changed
                 kept = Kept(scan(entries), [])
-                report, out, stats, plan = self._compute(entries, kept.scan,
+                report, out, stats, plan = self._compute(entries, kept.scan, False,
                                                          keep=ident is not None)
             kept.marks = scancache.samples(entries, kept.scan.count)
             self._keep_file(slot, kept)
@@ -115,18 +116,20 @@ class Layers:
                 self.record(stats)
         return out
 
-    def _scan(self, slot: tuple[Any, ...], entries: list[Any], kept: Kept | None) -> Kept:
-        """The scan of ``entries``: the kept scan of their first rows extended by the rows
-        appended since, when there is one (this process's last load of the transcript,
-        else the file an earlier process left), else a walk over all of them."""
+    def _scan(self, slot: tuple[Any, ...], entries: list[Any],
+              kept: Kept | None) -> tuple[Kept, bool]:
+        """The scan of ``entries`` and whether it was kept from before: the kept scan of
+        their first rows extended by the rows appended since, when there is one (this
+        process's last load of the transcript, else the file an earlier process left),
+        else a walk over all of them."""
         if kept is None and len(entries) >= scancache.MIN_ENTRIES:
             kept = scancache.load(self._spill, slot)
             if kept is not None:
                 self._saved[slot] = kept.scan.count
         if kept is not None and kept.fits(entries):
             scan(entries, into=kept.scan)
-            return kept
-        return Kept(scan(entries), [])
+            return kept, True
+        return Kept(scan(entries), []), False
 
     def _keep_file(self, slot: tuple[Any, ...], kept: Kept) -> None:
         """Write the scan for the next process once the rows grew a tenth past the file's
@@ -136,21 +139,30 @@ class Layers:
             scancache.save(self._spill, slot, kept)
             self._saved[slot] = count
 
-    def _compute(self, entries: list[Any], found: Scan, *, keep: bool,
+    def _compute(self, entries: list[Any], found: Scan, reused: bool, *, keep: bool,
                  ) -> tuple[dict[str, int], list[Any], dict[str, int] | None, _Plan | None]:
+        """Plan trim and prune, then edit ``entries``. Planning only reads them: when a
+        ``reused`` scan turns out not to be of these rows, ``StaleScan`` leaves them as
+        they were for a fresh scan."""
         report = empty_report()
         trimming = self.policy.enabled or self.ephemeral.enabled
-        if trimming:
-            found.bodies = plan_bodies(found, entries, workspace=self.workspace,
-                                       policy=self.policy, ephemeral=self.ephemeral,
-                                       memo=self.memo, report=report)
+        try:
+            if trimming:
+                found.bodies = plan_bodies(found, entries, workspace=self.workspace,
+                                           policy=self.policy, ephemeral=self.ephemeral,
+                                           memo=self.memo, report=report)
+            # prune plans on the stored texts (its outage test reads them), trim's new
+            # bodies in hand, and applies its plan to the trimmed entries: one scan for both
+            pruning = (plan_prune(entries, found, self.prune_policy)
+                       if self.prune_policy is not None else None)
+            blocks = edit_targets(entries, found.sites, found.bodies) if trimming else []
+        except (LookupError, TypeError, AttributeError) as exc:
+            if not reused:
+                raise  # a fresh scan of these very entries: a bug, not a stale cache
+            raise StaleScan from exc
         plan = _Plan.of(found, report, self.memo) if keep else None
-        # prune plans on the stored texts (its outage test reads them), trim's new bodies
-        # in hand; it applies its plan to the trimmed entries: one scan serves both
-        pruning = (plan_prune(entries, found, self.prune_policy)
-                   if self.prune_policy is not None else None)
         if trimming:
-            set_bodies(entries, found.sites, found.bodies)
+            set_bodies(entries, found.sites, found.bodies, blocks)
         if pruning is None:
             return report, entries, None, plan
         out, stats = apply_prune(entries, pruning, self.prune_policy, found)

@@ -32,6 +32,7 @@ KEEP_FILES = 8  # files kept (the newest): a step's main transcript and a few mo
 _STRIDE = 1_009  # sampled positions: every 1,009th entry and the last one
 _VERSION = 1
 _COLUMNS = ("sites", "refs")  # lists of tuples, kept as columns (one list per field)
+_WIDTH = {"sites": 5, "refs": 5}
 _LISTS = ("marked", "errors", "erring", "parents", "leaves")
 
 
@@ -132,15 +133,20 @@ def load(directory: str, slot: tuple[Any, ...]) -> Kept | None:
         if doc.get("v") != _VERSION or doc.get("slot") != list(slot):
             return None
         count = doc["count"]
+        cols = {name: doc[name] or [[]] * _WIDTH[name] for name in _COLUMNS}
+        if any(len(c) != _WIDTH[name] for name, c in cols.items()):
+            return None
         scan = Scan(commands=doc["commands"], count=count,
                     **{name: doc[name] for name in _LISTS},
-                    **{name: list(zip(*doc[name], strict=True)) for name in _COLUMNS})
-        ints = (*scan.marked, *scan.errors, *scan.erring, *scan.leaves,
-                *(v for site in scan.sites for v in site[:3]), *(ref[0] for ref in scan.refs))
-        if (type(count) is not int or len(scan.parents) != count
-                or not isinstance(scan.commands, dict)
-                or not all(type(v) is int for v in ints)):
+                    **{name: list(zip(*c, strict=True)) for name, c in cols.items()})
+        if type(count) is not int or len(scan.parents) != count:
+            return None
+        at = (*scan.marked, *scan.errors, *scan.erring, *scan.leaves,
+              *cols["sites"][0], *cols["refs"][0])  # entry indices: within the rows
+        if (not all(type(v) is int for v in (*at, *cols["sites"][1], *cols["sites"][2]))
+                or (at and not 0 <= min(at) <= max(at) < count)
+                or not isinstance(scan.commands, dict)):
             return None
         return Kept(scan, doc["marks"])
-    except (AttributeError, KeyError, TypeError, ValueError):
+    except (AttributeError, LookupError, TypeError, ValueError):
         return None

@@ -42,8 +42,8 @@ from flower.stores.transcript import (
 )
 
 __all__ = ["MEMO_NAME", "EphemeralPolicy", "SpillMemo", "StaleScan", "TrimPolicy", "apply_trim",
-           "empty_report", "expire_entries", "plan_bodies", "set_bodies", "spill_dir",
-           "trim_entries", "trim_report", "write_spill"]
+           "edit_targets", "empty_report", "expire_entries", "plan_bodies", "set_bodies",
+           "spill_dir", "trim_entries", "trim_report", "write_spill"]
 
 log = logging.getLogger(__name__)
 Entry = dict[str, Any]
@@ -111,14 +111,10 @@ class StaleScan(Exception):
     said: the rows are not the ones it was made from. Nothing was changed yet."""
 
 
-def set_bodies(entries: list[Entry], sites: list[Site], bodies: list[str | None]) -> None:
-    """Give each site its new body in place: only for entries parsed for this very load.
-
-    Copying an edited entry (``dict(entry)``) has to touch every object it refers to; over
-    ~20k edited entries scattered through ~100 MB that was a quarter of the rewrite.
-    Every block is found, and its text length checked against the site, before the first
-    one is changed (``StaleScan`` otherwise).
-    """
+def edit_targets(entries: list[Entry], sites: list[Site],
+                 bodies: list[str | None]) -> list[dict[str, Any]]:
+    """The blocks ``set_bodies`` will change, each found and its text length checked
+    against its site first (``StaleScan`` if one is not as the scan said)."""
     blocks = []
     try:
         for site, body in zip(sites, bodies, strict=True):
@@ -130,6 +126,20 @@ def set_bodies(entries: list[Entry], sites: list[Site], bodies: list[str | None]
                 blocks.append(block)
     except (LookupError, TypeError):
         raise StaleScan from None
+    return blocks
+
+
+def set_bodies(entries: list[Entry], sites: list[Site], bodies: list[str | None],
+               blocks: list[dict[str, Any]] | None = None) -> None:
+    """Give each site its new body in place: only for entries parsed for this very load.
+
+    Copying an edited entry (``dict(entry)``) has to touch every object it refers to; over
+    ~20k edited entries scattered through ~100 MB that was a quarter of the rewrite.
+    ``blocks``: ``edit_targets`` of the same arguments, when the caller checked them
+    before; without it they are checked here, all before the first one is changed.
+    """
+    if blocks is None:
+        blocks = edit_targets(entries, sites, bodies)
     new = [b for b in bodies if b is not None]
     for block, body in zip(blocks, new, strict=True):
         block["content"] = body
@@ -365,7 +375,10 @@ def trim_sites(entries: list[Entry], sites: list[Site], workspace: Path, pol: Tr
         ident = (uid, j, size)
         path = remembered(ident)
         if path is None:
-            body = site_text(entries, site)
+            try:
+                body = site_text(entries, site)
+            except (LookupError, TypeError, AttributeError):
+                body = None
             if body is None or len(body) != size:
                 raise StaleScan
             path = write_spill(body, directory)
