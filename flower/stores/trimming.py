@@ -23,6 +23,7 @@ from __future__ import annotations
 import hashlib
 import logging
 import os
+import re
 import tempfile
 import time
 from dataclasses import dataclass
@@ -84,6 +85,21 @@ def _shown_command(cmd: str) -> str:
     return f"`{first}`"
 
 
+_HOLE = "\x00"  # stands for the age in an expiry note's shape; no policy text has it
+
+
+def _expiry_shape(text: str, cell: str) -> tuple[str, ...]:
+    """The expiry note of one command split where its age goes: the thousands of notes
+    of one load are then two concatenations each, not a ``format``. ``(cell,)`` when the
+    text does not split in two there (a format spec on the age, the age used twice): the
+    caller formats those."""
+    try:
+        parts = tuple(text.format(cmd=cell, age=_HOLE).split(_HOLE))
+    except (ValueError, KeyError, IndexError):
+        parts = ()
+    return parts if len(parts) == 2 and _HOLE not in cell else (cell,)
+
+
 def empty_report() -> dict[str, int]:
     return {"expired": 0, "cleared": 0, "kept": 0, "chars_saved": 0}
 
@@ -115,17 +131,15 @@ def edit_targets(entries: list[Entry], sites: list[Site],
                  bodies: list[str | None]) -> list[dict[str, Any]]:
     """The blocks ``set_bodies`` will change, each found and its text length checked
     against its site first (``StaleScan`` if one is not as the scan said)."""
-    blocks = []
+    edited = [site for site, body in zip(sites, bodies, strict=True) if body is not None]
     try:
-        for site, body in zip(sites, bodies, strict=True):
-            if body is not None:
-                block = entries[site[0]]["message"]["content"][site[1]]
-                old = block["content"]
-                if type(old) is str and len(old) != site[2]:
-                    raise StaleScan
-                blocks.append(block)
+        blocks = [entries[i]["message"]["content"][j] for i, j, *_ in edited]
+        olds = [block["content"] for block in blocks]
     except (LookupError, TypeError):
         raise StaleScan from None
+    if any(type(old) is str and len(old) != site[2]
+           for old, site in zip(olds, edited, strict=True)):
+        raise StaleScan
     return blocks
 
 
@@ -155,7 +169,8 @@ def spill_dir(workspace: Path, policy: TrimPolicy) -> Path:
 
 
 MEMO_NAME = ".memo"  # in the spill dir: deleting the dir deletes what it remembers
-_SPILL_NAME = 16 + len(".txt")
+# ``<file> <block> <length> <uuid>``: the file a content hash, the uuid printable, no space
+_MEMO_LINE = re.compile(r"^([0-9a-f]{16}\.txt) ([0-9]+) ([0-9]+) ([^ \n]+)\n", re.M)
 
 
 class SpillMemo(dict[tuple[Any, int, int], str]):
@@ -234,16 +249,12 @@ class SpillMemo(dict[tuple[Any, int, int], str]):
             return
         self._torn = bool(data) and not data.endswith(b"\n")
         prefix = os.path.join(self.directory, "")  # what os.path.join puts before a name
-        for line in data.decode("utf-8", "replace").splitlines():
-            parts = line.split(" ", 3)
-            if (len(parts) != 4 or len(parts[0]) != _SPILL_NAME or not parts[3]
-                    or "/" in parts[0]):
-                continue
-            try:
-                ident = (parts[3], int(parts[1]), int(parts[2]))
-            except ValueError:
-                continue
-            dict.__setitem__(self, ident, prefix + parts[0])
+        # one C pass over the file instead of a split per line (25k lines on a long run's
+        # first resume); a foreign line, or a last one cut off before its newline, matches
+        # nothing
+        text = data.decode("utf-8", "replace")
+        for name, block, size, uid in _MEMO_LINE.findall(text):
+            dict.__setitem__(self, (uid, int(block), int(size)), prefix + name)
 
     def __setitem__(self, ident: tuple[Any, int, int], path: str) -> None:
         super().__setitem__(ident, path)
@@ -337,14 +348,15 @@ def expire_sites(sites: list[Site], commands: dict[str, str], pol: EphemeralPoli
     old = eligible[: max(n - max(pol.keep_recent, 0), 0)]
     if type(pol).placeholder is EphemeralPolicy.placeholder:
         # the same few commands expire thousands of times: shape each one's text once
-        shown: dict[str, str] = {}
+        shapes: dict[str, tuple[str, ...]] = {}
         text = pol.text
         for age, k in enumerate(old, start=-n):
             cmd = commands[sites[k][3]]
-            cell = shown.get(cmd)
-            if cell is None:
-                cell = shown[cmd] = _shown_command(cmd)
-            bodies[k] = text.format(cmd=cell, age=-age)
+            shape = shapes.get(cmd)
+            if shape is None:
+                shape = shapes[cmd] = _expiry_shape(text, _shown_command(cmd))
+            bodies[k] = (shape[0] + str(-age) + shape[1] if len(shape) == 2
+                         else text.format(cmd=shape[0], age=-age))
     else:  # a subclass's own placeholder decides
         for age, k in enumerate(old, start=-n):
             bodies[k] = pol.placeholder(commands[sites[k][3]], -age)
