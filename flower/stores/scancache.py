@@ -30,6 +30,9 @@ SCANS_DIRNAME = ".scans"  # in the spill dir
 MIN_ENTRIES = 5_000  # shorter transcripts scan in a few ms: not worth a file
 KEEP_FILES = 8  # files kept (the newest): a step's main transcript and a few more
 _STRIDE = 1_009  # sampled positions: every 1,009th entry and the last one
+# What a kept scan records is what ``transcript.scan`` records, by the rules of today's
+# code (which Bash commands ``is_ephemeral``, which entries are errors, denials …): a
+# change to those rules must bump this, or a wake would plan on yesterday's answers.
 _VERSION = 1
 _COLUMNS = ("sites", "refs")  # lists of tuples, kept as columns (one list per field)
 _WIDTH = {"sites": 5, "refs": 5}
