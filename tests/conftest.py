@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
+from homes import point_home_at
 
 from flower.testing.env import offline_env
 
@@ -35,9 +36,7 @@ def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     (h / ".claude").mkdir(parents=True)
     for key in _SCRUB:
         monkeypatch.delenv(key, raising=False)
-    monkeypatch.setenv("HOME", str(h))
-    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(h / ".claude"))
-    monkeypatch.setenv("XDG_CONFIG_HOME", str(h / ".config"))
+    point_home_at(monkeypatch, h)
     return h
 
 

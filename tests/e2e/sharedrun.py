@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Generic, TypeVar
 
 import pytest
+from homes import point_home_at
 
 from flower.testing import FakeServer
 from flower.testing.env import foreign_keys, offline_env
@@ -42,7 +43,7 @@ class Shared(Generic[T]):
         (workspace, run dir)."""
         shutil.rmtree(self.base)
         shutil.copytree(self.snapshot, self.base, symlinks=True)
-        _point_home_at(monkeypatch, self.base / "home")
+        point_home_at(monkeypatch, self.base / "home")
         monkeypatch.chdir(self.base / "ws")
         return self.base / "ws", self.base / "runs"
 
@@ -61,7 +62,7 @@ def shared_run(factory: pytest.TempPathFactory,
         # the developer's own endpoint/credentials stay out, as do their flower settings
         for key in [*foreign_keys(os.environ), "FLOWER_ENV", "XDG_CONFIG_HOME"]:
             mp.delenv(key, raising=False)
-        _point_home_at(mp, home)
+        point_home_at(mp, home)
         for key, value in offline_env(fake.url, home=str(home), FLOWER_NO_UPDATE="1").items():
             mp.setenv(key, value)
         mp.chdir(ws)
@@ -72,8 +73,3 @@ def shared_run(factory: pytest.TempPathFactory,
     shutil.copytree(base, snapshot, symlinks=True)
     yield Shared(base, snapshot, result, fake)
 
-
-def _point_home_at(mp: pytest.MonkeyPatch, home: Path) -> None:
-    mp.setenv("HOME", str(home))
-    mp.setenv("CLAUDE_CONFIG_DIR", str(home / ".claude"))
-    mp.setenv("XDG_CONFIG_HOME", str(home / ".config"))
