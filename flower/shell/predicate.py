@@ -89,8 +89,7 @@ def is_ephemeral(cmd: str) -> bool:
     """True only for read-only shell commands whose output goes stale (``git status``, ``ls``).
 
     Decides both "the coordinator may run it itself" (a glance) and "its old result expires
-    on resume". Conservative: anything not provably a harmless look is False. Its answers
-    are kept in the scans a wake reuses: a change here bumps ``scancache._VERSION``.
+    on resume". Conservative: anything not provably a harmless look is False.
     """
     return why_not(cmd) is None
 

@@ -13,9 +13,8 @@ from dataclasses import astuple
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from flower.stores import scancache
 from flower.stores.pruning import PrunePlan, PrunePolicy, apply_prune, plan_prune, prune_entries
-from flower.stores.scancache import Kept
+from flower.stores.scancache import Kept, samples
 from flower.stores.transcript import Scan, scan
 from flower.stores.trimming import (
     EphemeralPolicy,
@@ -65,10 +64,8 @@ class Layers:
         self.memo = SpillMemo()  # kept in the spill dir: a wake's first resume skips the hashing
         self._plans: dict[tuple[Any, ...], _Plan] = {}  # the last load's of each transcript
         self._scans: dict[tuple[Any, ...], Kept] = {}  # the last load's scan of each
-        self._saved: dict[tuple[Any, ...], int] = {}  # rows covered by its file (scancache)
         self._plans_lock = threading.Lock()  # loads of several transcripts run in threads
-        # fail at construction, not at first resume
-        self._spill = str(spill_dir(self.workspace, self.policy))
+        spill_dir(self.workspace, self.policy)  # fail at construction, not at first resume
 
     def apply(self, key: SessionKey, entries: list[Any], version: Any = None) -> list[Any]:
         """The layered copy of ``entries`` (edited in place; prune may return a new list).
@@ -90,7 +87,7 @@ class Layers:
                 and plan.spill_unchanged()):
             report, out, stats = plan.replay(entries, self.prune_policy)
         else:
-            kept, reused = self._scan(slot, entries, kept)
+            kept, reused = self._scan(entries, kept)
             try:
                 report, out, stats, plan = self._compute(entries, kept.scan, reused,
                                                          keep=ident is not None)
@@ -98,8 +95,7 @@ class Layers:
                 kept = Kept(scan(entries), [])
                 report, out, stats, plan = self._compute(entries, kept.scan, False,
                                                          keep=ident is not None)
-            kept.marks = scancache.samples(entries, kept.scan.count)
-            self._keep_file(slot, kept)
+            kept.marks = samples(entries, kept.scan.count)
         with self._plans_lock:
             if plan is not None and ident is not None:
                 plan.ident = ident
@@ -116,28 +112,14 @@ class Layers:
                 self.record(stats)
         return out
 
-    def _scan(self, slot: tuple[Any, ...], entries: list[Any],
-              kept: Kept | None) -> tuple[Kept, bool]:
-        """The scan of ``entries`` and whether it was kept from before: the kept scan of
-        their first rows extended by the rows appended since, when there is one (this
-        process's last load of the transcript, else the file an earlier process left),
-        else a walk over all of them."""
-        if kept is None and len(entries) >= scancache.MIN_ENTRIES:
-            kept = scancache.load(self._spill, slot)
-            if kept is not None:
-                self._saved[slot] = kept.scan.count
+    def _scan(self, entries: list[Any], kept: Kept | None) -> tuple[Kept, bool]:
+        """The scan of ``entries`` and whether it was kept from before: this process's last
+        scan of the transcript extended by the rows appended since, when it fits, else a
+        walk over all of them."""
         if kept is not None and kept.fits(entries):
             scan(entries, into=kept.scan)
             return kept, True
         return Kept(scan(entries), []), False
-
-    def _keep_file(self, slot: tuple[Any, ...], kept: Kept) -> None:
-        """Write the scan for the next process once the rows grew a tenth past the file's
-        (the next process then walks at most that tenth again, plus what comes since)."""
-        count, saved = kept.scan.count, self._saved.get(slot, 0)
-        if count >= scancache.MIN_ENTRIES and count * 10 >= saved * 11 and count > saved:
-            scancache.save(self._spill, slot, kept)
-            self._saved[slot] = count
 
     def _compute(self, entries: list[Any], found: Scan, reused: bool, *, keep: bool,
                  ) -> tuple[dict[str, int], list[Any], dict[str, int] | None, _Plan | None]:

@@ -278,9 +278,7 @@ def scan(entries: list[Entry], into: Scan | None = None) -> Scan:
 
     ``into``, the scan of the first ``into.count`` of these very entries (rows only ever
     get appended), is extended in place by a walk over the rest alone: what it recorded
-    depends only on those entries and the ones before them. Scans are kept across
-    processes (``scancache``): a change to what this records, or to ``is_ephemeral``,
-    must bump ``scancache._VERSION``.
+    depends only on those entries and the ones before them.
     """
     found = Scan() if into is None else into
     start = found.count
