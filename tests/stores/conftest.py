@@ -9,6 +9,8 @@ from typing import Any
 
 import pytest
 
+import flower.stores.layers as layers
+
 FIXTURES = Path(__file__).parent / "fixtures"
 
 
@@ -116,3 +118,18 @@ class Chain:
 @pytest.fixture
 def chain() -> Callable[..., Chain]:
     return Chain
+
+
+@pytest.fixture
+def scans(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """Counts the loads that scanned their entries (a replayed load scans none), each
+    with the number of entries it walked (a kept scan is extended by the new ones)."""
+    calls: list[int] = []
+    real = layers.scan
+
+    def counting(entries: list[Any], into: Any = None) -> Any:
+        calls.append(len(entries) - (into.count if into is not None else 0))
+        return real(entries, into)
+
+    monkeypatch.setattr(layers, "scan", counting)
+    return calls

@@ -16,11 +16,9 @@ from typing import Any
 
 import anyio
 import orjson
-import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-import flower.stores.layers as layers
 from flower.stores.prune import PrunePolicy, PruningSessionStore
 from flower.stores.sqlite import SqliteSessionStore
 from flower.stores.trim import EphemeralPolicy, TrimPolicy
@@ -82,21 +80,6 @@ def age_spill_dir(ws: Path) -> None:
     if spill.is_dir():
         past = time.time() - 60
         os.utime(spill, (past, past))
-
-
-@pytest.fixture
-def scans(monkeypatch: pytest.MonkeyPatch) -> list[int]:
-    """Counts the loads that scanned their entries (a replayed load scans none), each
-    with the number of entries it walked (a kept scan is extended by the new ones)."""
-    calls: list[int] = []
-    real = layers.scan
-
-    def counting(entries: list[Any], into: Any = None) -> Any:
-        calls.append(len(entries) - (into.count if into is not None else 0))
-        return real(entries, into)
-
-    monkeypatch.setattr(layers, "scan", counting)
-    return calls
 
 
 def warm(db: Path, ws: Path, scans: list[int]) -> PruningSessionStore:

@@ -13,27 +13,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-import flower.stores.layers as layers
 from flower.stores.prune import PruningSessionStore
 from flower.stores.sqlite import SqliteSessionStore
 from flower.stores.transcript import scan
 
 from .test_layer_equivalence import transcripts
 from .test_load_plan import KEY, KW, append, fresh, load, transcript
-
-
-@pytest.fixture
-def walked(monkeypatch: pytest.MonkeyPatch) -> list[int]:
-    """The number of entries each scan walked (an extended scan walks the new ones)."""
-    calls: list[int] = []
-    real = layers.scan
-
-    def counting(entries: list[Any], into: Any = None) -> Any:
-        calls.append(len(entries) - (into.count if into is not None else 0))
-        return real(entries, into)
-
-    monkeypatch.setattr(layers, "scan", counting)
-    return calls
 
 
 @settings(max_examples=120, deadline=None)
@@ -44,21 +29,21 @@ def test_a_scan_extended_by_the_rest_is_the_scan_of_the_whole(entries: list[Any]
     assert scan(entries, into=scan(entries[:n])) == scan(entries)
 
 
-def test_the_same_process_extends_its_own_scan(db: Path, ws: Path, walked: list[int]) -> None:
+def test_the_same_process_extends_its_own_scan(db: Path, ws: Path, scans: list[int]) -> None:
     entries = transcript(12)
     with SqliteSessionStore(db) as raw:
         append(raw, entries[:30])
     with PruningSessionStore(db, ws, **KW) as store:
         load(store)
         append(store, entries[30:])
-        walked.clear()
+        scans.clear()
         got = load(store)
-        assert walked == [len(entries) - 30]
+        assert scans == [len(entries) - 30]
     assert got == fresh(db, ws)
 
 
 def test_another_transcript_under_the_same_key_is_scanned_whole(db: Path, ws: Path,
-                                                                walked: list[int]) -> None:
+                                                                scans: list[int]) -> None:
     """Deleted by another store object and written again, longer: the kept scan's rows are
     gone, though the count alone would say "appended"."""
     with SqliteSessionStore(db) as raw:
@@ -68,9 +53,9 @@ def test_another_transcript_under_the_same_key_is_scanned_whole(db: Path, ws: Pa
         with SqliteSessionStore(db) as other:
             anyio.run(other.delete, KEY)
             append(other, transcript(14, tag="q"))
-        walked.clear()
+        scans.clear()
         got = load(store)
-        assert walked == [len(transcript(14, tag="q"))]
+        assert scans == [len(transcript(14, tag="q"))]
     assert b"qu0" in got[0]
     assert got == fresh(db, ws)
 
@@ -78,7 +63,7 @@ def test_another_transcript_under_the_same_key_is_scanned_whole(db: Path, ws: Pa
 @pytest.mark.parametrize("lie", ["sizes", "glance sizes", "indices", "types"])
 def test_a_kept_scan_that_lies_about_its_blocks_is_never_believed(db: Path, ws: Path,
                                                                   lie: str,
-                                                                  walked: list[int]) -> None:
+                                                                  scans: list[int]) -> None:
     """A kept scan whose sampled uuids match but whose sites do not (rows rewritten with
     the same uuids, or a bug): the load finds out before it changes any entry and scans
     afresh — the copy is a fresh store's."""
@@ -96,9 +81,9 @@ def test_a_kept_scan_that_lies_about_its_blocks_is_never_believed(db: Path, ws: 
                         "indices": (i, j + 3, size, tid, uid),
                         "types": (i, str(j), size, tid, uid)}[lie]
         append(store, entries[40:])
-        walked.clear()
+        scans.clear()
         got = load(store)
-        assert walked == [len(entries) - 40, len(entries)]  # extended, found out, scanned
+        assert scans == [len(entries) - 40, len(entries)]  # extended, found out, scanned
     assert got == fresh(db, ws)
 
 
