@@ -21,7 +21,6 @@ from flower.stores.trimming import (
     SpillMemo,
     StaleScan,
     TrimPolicy,
-    edit_targets,
     empty_report,
     expire_entries,
     plan_bodies,
@@ -137,14 +136,13 @@ class Layers:
             # bodies in hand, and applies its plan to the trimmed entries: one scan for both
             pruning = (plan_prune(entries, found, self.prune_policy)
                        if self.prune_policy is not None else None)
-            blocks = edit_targets(entries, found.sites, found.bodies) if trimming else []
         except (LookupError, TypeError, AttributeError) as exc:
             if not reused:
                 raise  # a fresh scan of these very entries: a bug, not a stale cache
             raise StaleScan from exc
         plan = _Plan.of(found, report, self.memo) if keep else None
         if trimming:
-            set_bodies(entries, found.sites, found.bodies, blocks)
+            set_bodies(entries, found.sites, found.bodies)  # StaleScan: all undone
         if pruning is None:
             return report, entries, None, plan
         out, stats = apply_prune(entries, pruning, self.prune_policy, found)

@@ -43,7 +43,7 @@ from flower.stores.transcript import (
 )
 
 __all__ = ["MEMO_NAME", "EphemeralPolicy", "SpillMemo", "StaleScan", "TrimPolicy", "apply_trim",
-           "edit_targets", "empty_report", "expire_entries", "plan_bodies", "set_bodies",
+           "empty_report", "expire_entries", "plan_bodies", "set_bodies",
            "spill_dir", "trim_entries", "trim_report", "write_spill"]
 
 log = logging.getLogger(__name__)
@@ -127,36 +127,30 @@ class StaleScan(Exception):
     said: the rows are not the ones it was made from. Nothing was changed yet."""
 
 
-def edit_targets(entries: list[Entry], sites: list[Site],
-                 bodies: list[str | None]) -> list[dict[str, Any]]:
-    """The blocks ``set_bodies`` will change, each found and its text length checked
-    against its site first (``StaleScan`` if one is not as the scan said)."""
-    edited = [site for site, body in zip(sites, bodies, strict=True) if body is not None]
-    try:
-        blocks = [entries[i]["message"]["content"][j] for i, j, *_ in edited]
-        olds = [block["content"] for block in blocks]
-    except (LookupError, TypeError):
-        raise StaleScan from None
-    if any(type(old) is str and len(old) != site[2]
-           for old, site in zip(olds, edited, strict=True)):
-        raise StaleScan
-    return blocks
-
-
-def set_bodies(entries: list[Entry], sites: list[Site], bodies: list[str | None],
-               blocks: list[dict[str, Any]] | None = None) -> None:
+def set_bodies(entries: list[Entry], sites: list[Site], bodies: list[str | None]) -> None:
     """Give each site its new body in place: only for entries parsed for this very load.
 
     Copying an edited entry (``dict(entry)``) has to touch every object it refers to; over
-    ~20k edited entries scattered through ~100 MB that was a quarter of the rewrite.
-    ``blocks``: ``edit_targets`` of the same arguments, when the caller checked them
-    before; without it they are checked here, all before the first one is changed.
+    ~20k edited entries scattered through ~100 MB that was a quarter of the rewrite. Each
+    block's stored text is checked against its site as it is changed: at the first that
+    is not as the scan said, every change made is undone and ``StaleScan`` raised, so the
+    entries are as parsed for a fresh scan.
     """
-    if blocks is None:
-        blocks = edit_targets(entries, sites, bodies)
-    new = [b for b in bodies if b is not None]
-    for block, body in zip(blocks, new, strict=True):
-        block["content"] = body
+    done: list[tuple[dict[str, Any], Any]] = []
+    keep = done.append
+    try:
+        for (i, j, size, *_), body in zip(sites, bodies, strict=True):
+            if body is not None:
+                block = entries[i]["message"]["content"][j]
+                old = block["content"]
+                if type(old) is str and len(old) != size:
+                    raise StaleScan
+                block["content"] = body
+                keep((block, old))
+    except (StaleScan, LookupError, TypeError):
+        for block, old in reversed(done):
+            block["content"] = old
+        raise StaleScan from None
 
 
 def spill_dir(workspace: Path, policy: TrimPolicy) -> Path:
