@@ -49,8 +49,9 @@ class Layers:
     Each transcript's last plan is kept (the new bodies and prune's decisions, ~9 MB for a
     100k-entry run): a load of the same rows again, which a backend vouches for with a
     ``version``, applies it without a scan (about a fifth of the layers' work). Its last
-    scan is kept too (~20 MB at 100k entries), for any backend: a load of the same rows
-    with more appended walks only those (see ``scancache``), then plans afresh.
+    scan is kept too (~40 MB at 100k entries with the strings it holds), for any backend:
+    a load of the same rows with more appended walks only those (see ``scancache``), then
+    plans afresh.
     """
 
     def __init__(self, workspace: str | Path, policy: TrimPolicy | None = None,
