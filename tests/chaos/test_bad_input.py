@@ -224,13 +224,16 @@ def test_bad_state_file(name: str, finished: Path, fake: FakeServer, tmp_path: P
             (ws / ".env").write_text("FLOWER_CHAOS_MARK=1\n")
             path = _where(ws, chome, name)
             data, folder = break_file(path, kind)
-            # the work step alone proves "carries on" (one CLI); brief and goal need the judge
-            # the ask is retyped only when the brief itself is broken (on a good brief it
-            # would be a new remark, amended into it)
+            # the work step alone proves "carries on" (one CLI): no judge and no closing
+            # handover (a second CLI, newer than this matrix, that only repeats the work
+            # step's manifest row and stored session). Brief and goal keep both: the judge
+            # and the handover read them again. The ask is retyped only when the brief
+            # itself is broken (on a good brief it would be a new remark, amended into it)
             readable = _readable(path) if kind == "unreadable" else True
             writable = _writable(folder) if folder is not None else True
             really = effective(kind, readable=readable, folder_writable=writable)
-            args = ["--timeout", "0", *(["--no-goal"] if name not in GOAL_FILES else []),
+            args = ["--timeout", "0",
+                    *(["--no-goal", "--no-bequest"] if name not in GOAL_FILES else []),
                     *([ASK] if name == "需求.md" and really in BROKEN else [])]
             # the Enter is there from the start: typed only when communicate() reached this
             # process, each run waited for the one before and the seven ran one by one
