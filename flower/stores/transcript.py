@@ -342,7 +342,7 @@ def scan(entries: list[Entry], into: Scan | None = None) -> Scan:
                                   tid if tid in commands else None, uid))
                     # An Agent result naming an outage (AGENT_API_ERROR) makes the entry an
                     # interrupt candidate too; prune looks for it (``outage_results``)
-                    # after trim, when most big bodies are a short pointer.
+                    # once trim has planned, when most big bodies become a short pointer.
             if erring:
                 found.erring.append(i)
         elif role == ASSISTANT:

@@ -42,7 +42,7 @@ from flower.stores.transcript import (
     with_content,
 )
 
-__all__ = ["MEMO_NAME", "EphemeralPolicy", "SpillMemo", "StaleScan", "TrimPolicy", "apply_trim",
+__all__ = ["MEMO_NAME", "EphemeralPolicy", "SpillMemo", "StaleScan", "TrimPolicy",
            "empty_report", "expire_entries", "plan_bodies", "set_bodies",
            "spill_dir", "trim_entries", "trim_report", "write_spill"]
 
@@ -294,22 +294,6 @@ def plan_bodies(found: Scan, entries: list[Entry], *, workspace: Path, policy: T
     return bodies
 
 
-def apply_trim(found: Scan, entries: list[Entry], *, workspace: Path, policy: TrimPolicy,
-               ephemeral: EphemeralPolicy, memo: SpillMemo) -> dict[str, int]:
-    """Expire and spill the entries ``found`` was scanned from, IN PLACE; the report.
-
-    Only for entries parsed for this one load (nothing shares them). The list keeps its
-    length and every entry keeps its keys, so ``found`` stays valid for prune after it.
-    """
-    report = empty_report()
-    if ephemeral.enabled or policy.enabled:
-        bodies = plan_bodies(found, entries, workspace=workspace, policy=policy,
-                             ephemeral=ephemeral, memo=memo, report=report)
-        set_bodies(entries, found.sites, bodies)
-        found.bodies = bodies
-    return report
-
-
 def expire_entries(entries: list[Entry], ephemeral: EphemeralPolicy,
                    report: dict[str, int] | None = None) -> list[Entry]:
     """Copy-on-write: all but the newest ``keep_recent`` ephemeral Bash results expired."""
@@ -381,10 +365,7 @@ def trim_sites(entries: list[Entry], sites: list[Site], workspace: Path, pol: Tr
         ident = (uid, j, size)
         path = remembered(ident)
         if path is None:
-            try:
-                body = site_text(entries, site)
-            except (LookupError, TypeError, AttributeError):
-                body = None
+            body = site_text(entries, site)  # a scan of other rows: Layers says StaleScan
             if body is None or len(body) != size:
                 raise StaleScan
             path = write_spill(body, directory)
