@@ -8,14 +8,14 @@ orjson decode of the rows; for ``flower log``: the SELECT and decode of the rows
 The targets of issue 23 are printed last, each ``ok`` or ``MISSED``:
 
 * resume load at 1k/10k/100k entries — *warm* (the process loaded it before) and the
-  *first in a wake* (a fresh process, spill files and the kept scan already on disk):
+  *first in a wake* (a fresh process, spill files and their memo already on disk):
   first ≤ 1.3× warm, warm ≤ 1.3× the floor at the largest size. A fresh process first
   touches every page it parses into and hands the memory back when the rows are freed, so
   even the floor read costs it ~1.25× what it costs a warm process (page faults: kernel
   time no design of flower's can skip). So each load is set against the floor read in the
   memory state it meets — the first load against a floor read by a fresh process just
   before it, the warm one against the warm floor — and the target compares the two: what
-  is left is flower's own first-load work (the memo, the kept scan, planning). The raw
+  is left is flower's own first-load work (the memo, the scan, planning). The raw
   ratio is printed beside it, and the first load of a cold process. The floor includes
   the one GC pass every load pays when ``gc_paused`` ends. A warm load of unchanged rows
   replays the last load's plan; the load after one more row (what a running step's next
