@@ -101,13 +101,9 @@ class Layers:
         with self._plans_lock:
             if plan is not None and ident is not None:
                 plan.ident = ident
-                self._plans[slot] = plan  # the newest last: dicts keep order
-                while len(self._plans) > _PLANS:
-                    del self._plans[next(iter(self._plans))]
+                _keep_newest(self._plans, slot, plan)
             if kept is not None:
-                self._scans[slot] = kept
-                while len(self._scans) > _PLANS:
-                    del self._scans[next(iter(self._scans))]
+                _keep_newest(self._scans, slot, kept)
         if main:
             self.last_report = report
             if stats is not None:
@@ -181,6 +177,14 @@ class Layers:
 
 
 _PLANS = 8  # transcripts whose last load is remembered (a step's main one and subagents)
+
+
+def _keep_newest(kept: dict[tuple[Any, ...], Any], slot: tuple[Any, ...], value: Any) -> None:
+    """Remember ``value`` for ``slot`` as the newest, forgetting the oldest beyond _PLANS
+    (dicts keep insertion order; the caller popped ``slot`` before)."""
+    kept[slot] = value
+    while len(kept) > _PLANS:
+        del kept[next(iter(kept))]
 
 
 class _Plan:
