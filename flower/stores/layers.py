@@ -7,15 +7,16 @@ rewrite, and importing the SDK (its MCP types) alone costs a process ~1.7 s of C
 
 from __future__ import annotations
 
+import hashlib
 import os
 import threading
 from dataclasses import astuple
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from flower.stores.pruning import PrunePlan, PrunePolicy, apply_prune, plan_prune, prune_entries
-from flower.stores.scancache import Kept, samples
-from flower.stores.transcript import Scan, scan
+from flower.stores.ledger import Ledger
+from flower.stores.ledgerfile import ledger_path, read_ledger, write_ledger
+from flower.stores.pruning import PrunePlan, PrunePolicy, apply_prune, prune_entries
 from flower.stores.trimming import (
     EphemeralPolicy,
     SpillMemo,
@@ -48,10 +49,10 @@ class Layers:
 
     Each transcript's last plan is kept (the new bodies and prune's decisions, ~9 MB for a
     100k-entry run): a load of the same rows again, which a backend vouches for with a
-    ``version``, applies it without a scan (about a fifth of the layers' work). Its last
-    scan is kept too (~40 MB at 100k entries with the strings it holds), for any backend:
-    a load of the same rows with more appended walks only those (see ``scancache``), then
-    plans afresh.
+    ``version``, applies it without a scan (about a fifth of the layers' work). Its
+    ledger is kept too (~10 MB at 100k entries), for any backend, and written beside the
+    spill files once the transcript has ``PERSIST_FROM`` rows: a load of the same rows with
+    more appended — in this process or the next — walks only those (see ``ledger``).
     """
 
     def __init__(self, workspace: str | Path, policy: TrimPolicy | None = None,
@@ -65,9 +66,10 @@ class Layers:
         self.pruned = self.denials_dropped = self.neutralized = self.healed = 0
         self.memo = SpillMemo()  # kept in the spill dir: a wake's first resume skips the hashing
         self._plans: dict[tuple[Any, ...], _Plan] = {}  # the last load's of each transcript
-        self._scans: dict[tuple[Any, ...], Kept] = {}  # the last load's scan of each
+        self._ledgers: dict[tuple[Any, ...], Ledger] = {}  # what each one's loads found
         self._plans_lock = threading.Lock()  # loads of several transcripts run in threads
-        spill_dir(self.workspace, self.policy)  # fail at construction, not at first resume
+        # fail at construction, not at first resume
+        self._spill = str(spill_dir(self.workspace, self.policy))
 
     def apply(self, key: SessionKey, entries: list[Any], version: Any = None) -> list[Any]:
         """The layered copy of ``entries`` (edited in place; prune may return a new list).
@@ -75,79 +77,108 @@ class Layers:
         ``version`` (from the backend, e.g. ``SqliteSessionStore.read_versioned``) names
         the stored rows the entries were parsed from; None means unknown. A load of rows
         with the version of an earlier load, under the same policies and an unchanged
-        spill directory, replays what that load decided instead of scanning and planning
-        again: the same rows always give the same copy.
+        spill directory, replays what that load decided instead of planning again: the
+        same rows always give the same copy. Any other load extends the transcript's
+        ledger by the rows appended since it was last extended (see ``ledger``).
         """
         main = key.get("subpath") is None
         slot = (key.get("project_key"), key.get("session_id"), key.get("subpath"))
-        pols = self._ident() if version is not None else None
-        ident = (version, pols) if pols is not None else None
+        pols = self._ident()
+        ident = (version, pols) if version is not None and pols is not None else None
         with self._plans_lock:
             plan = self._plans.pop(slot, None)
-            kept = self._scans.pop(slot, None)
+            ledger = self._ledgers.pop(slot, None)
         if (ident is not None and plan is not None and plan.ident == ident
                 and plan.spill_unchanged()):
             report, out, stats = plan.replay(entries, self.prune_policy)
         else:
-            kept, reused = self._scan(entries, kept)
-            try:
-                report, out, stats, plan = self._compute(entries, kept.scan, reused,
-                                                         keep=ident is not None)
-            except StaleScan:  # the kept scan was not of these rows: nothing was changed
-                kept = Kept(scan(entries), [])
-                report, out, stats, plan = self._compute(entries, kept.scan, False,
-                                                         keep=ident is not None)
-            kept.marks = samples(entries, kept.scan.count)
+            report, out, stats, plan, ledger = self._planned(slot, entries, ledger,
+                                                             keep=ident is not None)
         with self._plans_lock:
             if plan is not None and ident is not None:
                 plan.ident = ident
                 _keep_newest(self._plans, slot, plan)
-            if kept is not None:
-                _keep_newest(self._scans, slot, kept)
+            if ledger is not None and ledger.ident is not None:
+                _keep_newest(self._ledgers, slot, ledger)
         if main:
             self.last_report = report
             if stats is not None:
                 self.record(stats)
         return out
 
-    def _scan(self, entries: list[Any], kept: Kept | None) -> tuple[Kept, bool]:
-        """The scan of ``entries`` and whether it was kept from before: this process's last
-        scan of the transcript extended by the rows appended since, when it fits, else a
-        walk over all of them."""
-        if kept is not None and kept.fits(entries):
-            scan(entries, into=kept.scan)
-            return kept, True
-        return Kept(scan(entries), []), False
+    def _planned(self, slot: tuple[Any, ...], entries: list[Any], ledger: Ledger | None,
+                 *, keep: bool) -> tuple[dict[str, int], list[Any], dict[str, int] | None,
+                                         _Plan | None, Ledger]:
+        """Plan with the transcript's ledger — this process's, else the one on disk —
+        extended by the new rows; with a new one of all rows when there is none that
+        fits, or when the new rows change an earlier decision or it proves not to be
+        of these rows (``StaleScan``: nothing was changed yet)."""
+        fingerprint = self._fingerprint()
+        path = ledger_path(self._spill, slot) if fingerprint is not None else None
+        if (ledger is None or ledger.ident != fingerprint) and path is not None:
+            ledger = read_ledger(path, slot, fingerprint)
+        prune, min_chars = self.prune_policy, self.policy.min_chars
+        if ledger is not None and ledger.ident == fingerprint and ledger.fits(entries):
+            try:
+                if ledger.extend(entries, min_chars, prune):
+                    done = self._compute(entries, ledger, reused=True, keep=keep)
+                    return self._saved(path, slot, ledger, *done)
+            except StaleScan:
+                pass
+            except (LookupError, TypeError, AttributeError):
+                pass  # a ledger of other rows: ``extend`` read what is not there
+        ledger = Ledger(fingerprint)
+        ledger.extend(entries, min_chars, prune)
+        return self._saved(path, slot, ledger,
+                           *self._compute(entries, ledger, reused=False, keep=keep))
 
-    def _compute(self, entries: list[Any], found: Scan, reused: bool, *, keep: bool,
+    def _saved(self, path: str | None, slot: tuple[Any, ...], ledger: Ledger,
+               report: dict[str, int], out: list[Any], stats: dict[str, int] | None,
+               plan: _Plan | None) -> tuple[dict[str, int], list[Any], dict[str, int] | None,
+                                            _Plan | None, Ledger]:
+        if path is not None and ledger.count >= PERSIST_FROM:
+            write_ledger(path, ledger, slot)
+        return report, out, stats, plan, ledger
+
+    def _compute(self, entries: list[Any], ledger: Ledger, *, reused: bool, keep: bool,
                  ) -> tuple[dict[str, int], list[Any], dict[str, int] | None, _Plan | None]:
         """Plan trim and prune, then edit ``entries``. Planning only reads them: when a
-        ``reused`` scan turns out not to be of these rows, ``StaleScan`` leaves them as
-        they were for a fresh scan."""
+        ``reused`` ledger turns out not to be of these rows, ``StaleScan`` leaves them as
+        they were for a new one."""
         report = empty_report()
         trimming = self.policy.enabled or self.ephemeral.enabled
+        found = ledger.scan_view()
         try:
             if trimming:
                 found.bodies = plan_bodies(found, entries, workspace=self.workspace,
                                            policy=self.policy, ephemeral=self.ephemeral,
                                            memo=self.memo, report=report)
             # prune plans on the stored texts (its outage test reads them), trim's new
-            # bodies in hand, and applies its plan to the trimmed entries: one scan for both
-            pruning = (plan_prune(entries, found, self.prune_policy)
+            # bodies in hand, and applies its plan to the trimmed entries
+            pruning = (ledger.prune_plan(entries, found.bodies, self.prune_policy)
                        if self.prune_policy is not None else None)
         except (LookupError, TypeError, AttributeError) as exc:
             if not reused:
-                raise  # a fresh scan of these very entries: a bug, not a stale cache
+                raise  # a ledger of these very entries: a bug, not a stale one
             raise StaleScan from exc
         plan = _Plan.of(found, report, self.memo) if keep else None
         if trimming:
             set_bodies(entries, found.sites, found.bodies)  # StaleScan: all undone
         if pruning is None:
             return report, entries, None, plan
-        out, stats = apply_prune(entries, pruning, self.prune_policy, found)
+        out, stats = apply_prune(entries, pruning, self.prune_policy,
+                                 children=ledger.children(entries))
         if plan is not None:
             plan.prune = pruning
         return report, out, stats, plan
+
+    def _fingerprint(self) -> str | None:
+        """The policies and workspace a ledger is kept under, as a short string; None
+        when they cannot be compared (then nothing is kept from one load to the next)."""
+        pols = self._ident()
+        if pols is None:
+            return None
+        return hashlib.sha256(repr(pols).encode("utf-8", "surrogatepass")).hexdigest()[:32]
 
     def _ident(self) -> tuple[Any, ...] | None:
         """What a plan depends on besides the rows; None when it cannot be compared (a
@@ -177,6 +208,9 @@ class Layers:
 
 
 _PLANS = 8  # transcripts whose last load is remembered (a step's main one and subagents)
+# rows from which a transcript's ledger is written to disk: a shorter one is planned from
+# scratch in a few milliseconds, and a short step leaves no file behind
+PERSIST_FROM = 1_000
 
 
 def _keep_newest(kept: dict[tuple[Any, ...], Any], slot: tuple[Any, ...], value: Any) -> None:

@@ -25,6 +25,7 @@ Removed entries are cut out of the ``parentUuid`` chain with ``relink`` over the
 from __future__ import annotations
 
 import uuid
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -47,7 +48,8 @@ from flower.stores.transcript import (
 )
 
 __all__ = ["DENIAL_KINDS", "INTERRUPT_KINDS", "PrunePlan", "PrunePolicy", "apply_prune",
-           "heal_orphans", "is_api_error", "is_denial", "plan_prune", "prune_entries",
+           "heal_orphans", "is_api_error", "is_denial", "names_outage", "plan_prune",
+           "prune_entries",
            "prune_scanned"]
 
 Entry = dict[str, Any]
@@ -162,11 +164,14 @@ def plan_prune(entries: list[Entry], found: Scan, policy: PrunePolicy) -> PruneP
 
 
 def apply_prune(entries: list[Entry], plan: PrunePlan, policy: PrunePolicy,
-                found: Scan | None = None) -> tuple[list[Entry], dict[str, int]]:
+                found: Scan | None = None,
+                children: Callable[[Iterable[Any]], Iterable[int]] | None = None,
+                ) -> tuple[list[Entry], dict[str, int]]:
     """The pruned copy of ``entries`` as ``plan`` decided it, and the counts.
 
     Without ``found`` (the scan ``plan`` came from), relink reuses what it found when the
-    plan was first applied: only for the rows the plan was made from.
+    plan was first applied (only for the rows the plan was made from), or asks
+    ``children`` which entries hang below the ones that move.
     """
     gone = plan.gone
     stats = {"pruned": 0, "denials_dropped": len(gone), "neutralized": 0, "healed": 0}
@@ -194,7 +199,7 @@ def apply_prune(entries: list[Entry], plan: PrunePlan, policy: PrunePolicy,
     inserts = (_heal(work, pending, drop, policy.orphan_text, stats)
                if policy.heal_orphans and pending else None)
     return relink(work, drop, inserts, found=found, leaves=plan.leaves,
-                  memo=plan.relinked), stats
+                  memo=plan.relinked, children=children), stats
 
 
 def heal_orphans(entries: list[Entry], text: str = texts.ORPHAN_RESULT) -> list[Entry]:
@@ -222,16 +227,20 @@ def _gone(entries: list[Entry], found: Scan, policy: PrunePolicy) -> set[str]:
     return set(denied[: len(denied) - keep] if keep else denied)
 
 
-def _replay(found: Scan, gone: set[str], drop: set[int]) -> tuple[set[int], dict[str, int]]:
+def _replay(found: Scan, gone: set[str], drop: set[int], touched: set[int] | None = None,
+            pending: dict[str, int] | None = None) -> tuple[set[int], dict[str, int]]:
     """Replay the scan's block records in transcript order, skipping ``drop``ped entries.
 
     Returns the unprotected entries with a block that refers to a ``gone`` call (they get
     those blocks removed) and, as tool_use id -> entry index, every call that no later
     result answers (orphans to heal). Removed blocks neither make nor answer a call; an
     entry whose blocks all go is dropped later, and all its blocks were skipped here.
+
+    A fold over the records: given ``touched`` and ``pending`` as a replay of the records
+    before ``found``'s left them (same ``gone``), it carries on from there, in place.
     """
-    touched: set[int] = set()
-    pending: dict[str, int] = {}
+    touched = set() if touched is None else touched
+    pending = {} if pending is None else pending
     for i, role, btype, bid, tid in found.refs:
         if i in drop:
             continue
@@ -279,17 +288,24 @@ def outage_results(entries: list[Entry], found: Scan, skip: set[int]) -> set[int
         body = bodies[k] if bodies is not None else None  # what trim puts there, if it does
         if body is None:
             body = site_block(entries, sites[k]).get("content")
-        if type(body) is list:
-            try:
-                body = " ".join(b.get("text", "") for b in body if isinstance(b, dict))
-            except TypeError:  # a text that is no string: let the stored text decide
-                body = AGENT_API_ERROR
-        if type(body) is str and AGENT_API_ERROR in body:
+        if names_outage(body):
             maybe.add(i)
     if not maybe:
         return maybe
     return {site[0] for site in sites if site[0] in maybe and site[2] != NO_TEXT
             and AGENT_API_ERROR in site_text(entries, site)}  # type: ignore[operator]
+
+
+def names_outage(body: Any) -> bool:
+    """Could ``body``, a tool_result's content, change in ``_neutralize`` for naming an
+    outage (AGENT_API_ERROR in its text, list parts joined as ``_is_interrupt`` joins
+    them)? A part whose text is no string says yes: the stored text decides then."""
+    if type(body) is list:
+        try:
+            body = " ".join(b.get("text", "") for b in body if isinstance(b, dict))
+        except TypeError:
+            return True
+    return type(body) is str and AGENT_API_ERROR in body
 
 
 def _neutralize(work: list[Entry], i: int, e: Entry, blocks: list[Any], text: str,

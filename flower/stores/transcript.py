@@ -8,7 +8,7 @@ caller's list (and anything it shares with the store) stays exactly as it was.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
@@ -95,7 +95,8 @@ def with_content(entry: Entry, content: list[Any], *, drop: Iterable[str] = ()) 
 def relink(entries: list[Entry], drop: set[int],
            insert_after: dict[int, Entry] | None = None, *,
            found: Scan | None = None, leaves: list[int] | None = None,
-           memo: dict[str, Any] | None = None) -> list[Entry]:
+           memo: dict[str, Any] | None = None,
+           children: Callable[[Iterable[Any]], Iterable[int]] | None = None) -> list[Entry]:
     """Remove ``entries[i]`` for ``i in drop`` and re-attach orphans to a surviving ancestor.
 
     Must be given the FULL list including the entries being dropped: their ``parentUuid`` is
@@ -113,7 +114,9 @@ def relink(entries: list[Entry], drop: set[int],
     ``leaves`` (the indices of entries with a ``leafUuid``) does the same for those; a
     ``memo`` dict keeps which entries pointed at a removed one, for a later call on the
     same entries with the same ``drop`` and ``insert_after`` (a fresh parse of the same
-    rows), which then walks no ``parentUuid`` at all.
+    rows), which then walks no ``parentUuid`` at all. ``children``, given the uuids that
+    move, names every entry whose ``parentUuid`` is one of them (a ``Ledger`` knows without
+    a walk); any others it names are ignored.
     """
     inserts = insert_after or {}
     if not drop and not inserts:
@@ -148,9 +151,13 @@ def relink(entries: list[Entry], drop: set[int],
     moved = dropped | redirect.keys()
     pointing = memo.get("pointing") if memo is not None else None
     if pointing is None:
-        parents = (found.parents if found is not None
-                   else [e.get("parentUuid") for e in entries])
-        pointing = _pointing_at(parents, drop, moved)
+        if children is not None:
+            pointing = sorted({i for i in children(moved) if i not in drop
+                               and entries[i].get("parentUuid") in moved})
+        else:
+            parents = (found.parents if found is not None
+                       else [e.get("parentUuid") for e in entries])
+            pointing = _pointing_at(parents, drop, moved)
         if memo is not None:
             memo["pointing"] = pointing
     if leaves is None:
@@ -255,6 +262,7 @@ class Scan:
 
     sites: list[Site] = field(default_factory=list)
     commands: dict[str, str] = field(default_factory=dict)  # ephemeral Bash by tool_use id
+    calls: list[tuple[str, int]] = field(default_factory=list)  # (id, entry) of each of them
     marked: list[int] = field(default_factory=list)  # unprotected user entries with a
     # toolDenialKind / permissionDecision key: denial (or interrupt) candidates
     errors: list[int] = field(default_factory=list)  # unprotected API-error entries
@@ -284,7 +292,7 @@ def scan(entries: list[Entry], into: Scan | None = None) -> Scan:
     start = found.count
     found.count = len(entries)
     found.bodies = None
-    sites, commands, refs = found.sites, found.commands, found.refs
+    sites, commands, refs, calls = found.sites, found.commands, found.refs, found.calls
     verdicts: dict[str, bool] = {}  # is_ephemeral per distinct command, for this walk
     parents, leaves, marked, errors = found.parents, found.leaves, found.marked, found.errors
     for i, e in enumerate(entries[start:] if start else entries, start):
@@ -360,6 +368,7 @@ def scan(entries: list[Entry], into: Scan | None = None) -> Scan:
                             verdict = verdicts[cmd] = _ephemeral(cmd)
                         if verdict:
                             commands[bid] = cmd
+                            calls.append((bid, i))
                 if not protected:
                     refs.append((i, ASSISTANT, btype, bid, b.get("tool_use_id")))
         elif not protected:

@@ -1,0 +1,278 @@
+"""A transcript's ledger: what the loads of its rows found, so that the next load — in this
+process or, read from disk, in the next one — walks only the rows appended since.
+
+Rows are only ever appended, and what trim and prune decide about a row depends on the
+rows before it and on a few counts over all of them: which results are old enough to
+expire or spill, the newest denials kept, the calls still unanswered. A ledger keeps
+exactly that, in indices and small values:
+
+- the tool_result sites trim can act on (an answer to an ephemeral call, or a body of
+  ``min_chars`` or more) — every other site only matters to prune's outage test, so for
+  those it keeps the entries whose stored text names an outage;
+- prune's facts: API errors, denied call ids in order, interrupt candidates, entries with
+  a ``leafUuid``, and its fold over the blocks (calls still unanswered, entries touching a
+  removed call) as it stood after the last row;
+- a 32-bit checksum of every row's ``parentUuid`` and of every ephemeral call id, so the
+  entries below a removed one, or the call a new result answers, are found without a walk
+  (each match is checked against the entry itself: a checksum only says where to look).
+
+Extending it by the new rows gives what a walk over all of them gives, unless the new rows
+change a decision about old ones (a new denial makes the one kept so far removable): then
+the load starts a new ledger from all rows. The copy is the same either way;
+``tests/stores/test_ledger.py`` holds the two against each other.
+"""
+
+from __future__ import annotations
+
+import zlib
+from array import array
+from collections.abc import Iterable
+from typing import Any
+
+from flower.stores.pruning import (
+    INTERRUPT_KINDS,
+    PrunePlan,
+    PrunePolicy,
+    _denied_id,
+    _replay,
+    names_outage,
+)
+from flower.stores.transcript import (
+    AGENT_API_ERROR,
+    Scan,
+    Site,
+    result_text,
+    scan,
+    site_block,
+)
+
+__all__ = ["Ledger", "samples"]
+
+_STRIDE = 1_009  # sampled positions: every 1,009th entry and the last one of each extension
+
+
+def samples(entries: list[Any], start: int, count: int) -> list[tuple[int, Any, Any]]:
+    """``(position, uuid, type)`` of sampled entries among ``entries[start:count]``."""
+    if count <= start:
+        return []
+    first = -(-start // _STRIDE) * _STRIDE
+    picks = [*range(first, count, _STRIDE)]
+    if not picks or picks[-1] != count - 1:
+        picks.append(count - 1)
+    return [(k, entries[k].get("uuid"), entries[k].get("type")) for k in picks]
+
+
+def checksum(value: Any) -> int:
+    """The 32-bit checksum a ledger files a uuid or call id under (0 for a non-string)."""
+    if type(value) is not str:
+        return 0
+    return zlib.crc32(value.encode("utf-8", "surrogatepass"))
+
+
+def _positions(buf: bytearray, values: list[str]) -> list[int]:
+    """Indices of the 4-byte cells of ``buf`` holding the checksum of one of ``values``:
+    a search of the bytes per value for a few (~40 µs per 100k cells), else one pass."""
+    if len(values) > 32:
+        sums = {checksum(v) for v in values}
+        return [k for k, h in enumerate(memoryview(buf).cast("I")) if h in sums]
+    out = []
+    for value in values:
+        needle = checksum(value).to_bytes(4, "little")
+        pos = buf.find(needle)
+        while pos >= 0:
+            if pos % 4 == 0:
+                out.append(pos // 4)
+                pos = buf.find(needle, pos + 4)
+            else:
+                pos = buf.find(needle, pos + 1)
+    return out
+
+
+class Ledger:
+    """The facts of a transcript's first ``count`` rows (see the module docstring).
+
+    ``ident`` names the policies and workspace the facts were gathered under: a ledger is
+    used only under the same. ``sites`` are Site tuples whose call-id field is an index
+    into ``cmds`` (the command of the ephemeral call the result answers) or None.
+    """
+
+    __slots__ = ("call_rows", "calls", "cmd_ids", "cmds", "count", "denials", "erring",
+                 "errors", "frames", "gone", "hits", "ident", "interrupts", "leaves",
+                 "marks", "parents", "pending", "saved", "sites", "touched")
+
+    def __init__(self, ident: Any) -> None:
+        self.ident = ident
+        self.count = 0
+        self.marks: list[tuple[int, Any, Any]] = []
+        self.sites: list[Site] = []
+        self.cmds: dict[int, str] = {}
+        self.cmd_ids: dict[str, int] = {}
+        self.calls = bytearray()  # checksum of each ephemeral call's id (4 bytes each)
+        self.call_rows = array("q")  # ... and the entry it is in
+        self.parents = bytearray()  # checksum of each row's parentUuid (4 bytes each)
+        self.leaves: list[int] = []
+        self.errors: list[int] = []
+        self.erring: list[int] = []
+        self.interrupts: list[int] = []
+        self.hits: list[int] = []  # entries whose other results name an outage
+        self.denials: list[str] = []  # denied call ids, oldest first
+        self.gone: set[str] = set()  # the denied calls the fold removed
+        self.touched: set[int] = set()
+        self.pending: dict[str, int] = {}
+        self.saved: tuple[int, ...] | None = None  # lengths already in its file
+        self.frames = 0  # records in its file (a file of many is written anew, as one)
+
+    def fits(self, entries: list[Any]) -> bool:
+        """Are ``entries`` the rows this ledger is of, maybe with more appended?"""
+        return len(entries) >= self.count and all(
+            entries[k].get("uuid") == uid and entries[k].get("type") == kind
+            for k, uid, kind in self.marks)
+
+    # ----------------------------------------------------------------------- extending
+
+    def extend(self, entries: list[Any], min_chars: int, prune: PrunePolicy | None) -> bool:
+        """Take in the rows after ``count``; False (nothing changed) when they change what
+        prune decided about earlier rows, so the load needs a new ledger of all rows."""
+        start = self.count
+        found = Scan(count=start)
+        if start:
+            found.commands = _Calls(self, entries)
+        scan(entries, into=found)
+        denials = [d for i in found.marked for d in (_denied_id(entries[i]),) if d is not None]
+        gone = self.gone
+        if prune is not None:
+            everything = self.denials + denials
+            keep = max(prune.keep_denials, 0)
+            gone = set(everything[: len(everything) - keep] if keep else everything)
+            if start and gone != self.gone:
+                return False
+        self._take(entries, found, min_chars)
+        self.denials += denials
+        self.marks += samples(entries, start, found.count)
+        if prune is not None:
+            self.gone = gone
+            drop = set(found.errors) if prune.drop_api_errors else set()
+            _replay(found, gone, drop, self.touched, self.pending)
+        self.count = found.count
+        return True
+
+    def _take(self, entries: list[Any], found: Scan, min_chars: int) -> None:
+        minimum = max(min_chars, 0)
+        commands, cmd_ids, keep = found.commands, self.cmd_ids, self.sites.append
+        for site in found.sites:
+            i, j, size, tid, uid = site
+            if tid is not None:
+                cmd = commands[tid]
+                c = cmd_ids.get(cmd)
+                if c is None:
+                    c = cmd_ids[cmd] = len(cmd_ids)
+                    self.cmds[c] = cmd
+                keep((i, j, size, c, uid))
+            elif size >= minimum:
+                keep((i, j, size, None, uid))
+            elif (names_outage(site_block(entries, site).get("content"))
+                  and (not self.hits or self.hits[-1] != i)):
+                self.hits.append(i)
+        self.calls += array("I", [checksum(bid) for bid, _ in found.calls]).tobytes()
+        self.call_rows.extend(i for _, i in found.calls)
+        self.parents += array("I", [checksum(p) for p in found.parents]).tobytes()
+        self.leaves += found.leaves
+        self.errors += found.errors
+        self.erring += found.erring
+        self.interrupts += [i for i in found.marked
+                            if entries[i].get("toolDenialKind") in INTERRUPT_KINDS]
+
+    # ----------------------------------------------------------------------- planning
+
+    def scan_view(self) -> Scan:
+        """The sites trim acts on, as a Scan ``plan_bodies`` takes."""
+        return Scan(sites=self.sites, commands=self.cmds)
+
+    def prune_plan(self, entries: list[Any], bodies: list[str | None] | None,
+                   policy: PrunePolicy) -> PrunePlan:
+        """Prune's plan for ``entries`` (the rows of this ledger, before trim's ``bodies``
+        are set) — what ``plan_prune`` decides from a scan of them all."""
+        drop = set(self.errors) if policy.drop_api_errors else set()
+        suspects = (self._suspects(entries, bodies, drop) if policy.neutralize_interrupts
+                    else set())
+        return PrunePlan(set(self.gone), list(self.errors), set(self.touched), suspects,
+                         dict(self.pending), list(self.leaves))
+
+    def _suspects(self, entries: list[Any], bodies: list[str | None] | None,
+                  drop: set[int]) -> set[int]:
+        out = {i for i in (*self.erring, *self.interrupts) if i not in drop}
+        skip = out | drop
+        maybe = {i for i in self.hits if i not in skip}
+        sites = self.sites
+        for k, site in enumerate(sites):
+            i = site[0]
+            if i in skip or i in maybe:
+                continue
+            body = bodies[k] if bodies is not None else None
+            if (names_outage(site_block(entries, site).get("content")) if body is None
+                    else AGENT_API_ERROR in body):
+                maybe.add(i)
+        out.update(i for i in maybe if _stored_outage(entries[i]))
+        return out
+
+    def children(self, entries: list[Any]) -> Any:
+        """For ``relink``: the entries whose ``parentUuid`` is one of the given uuids."""
+        def below(moved: Iterable[Any]) -> list[int]:
+            moved = list(moved)
+            if any(type(u) is not str for u in moved):  # never from the CLI: walk them all
+                return [i for i, e in enumerate(entries) if e.get("parentUuid") in moved]
+            wanted = set(moved)
+            return [i for i in _positions(self.parents, moved)
+                    if entries[i].get("parentUuid") in wanted]
+        return below
+
+
+def _stored_outage(entry: dict[str, Any]) -> bool:
+    """Does a text tool_result of ``entry`` (an unprotected user entry), as stored, name
+    an outage? The last test of ``outage_results``, on one entry."""
+    for b in entry["message"]["content"]:
+        if type(b) is dict and b.get("type") == "tool_result":
+            body = b.get("content")
+            text = body if type(body) is str else result_text(b)
+            if text is not None and AGENT_API_ERROR in text:
+                return True
+    return False
+
+
+class _Calls(dict[str, str]):
+    """The new rows' ephemeral calls for ``scan``, which also knows the ledger's earlier
+    ones: a result among the new rows may answer a call made before them."""
+
+    def __init__(self, ledger: Ledger, entries: list[Any]) -> None:
+        super().__init__()
+        self._ledger = ledger
+        self._entries = entries
+        self._earlier: dict[str, str | None] = {}
+
+    def __contains__(self, tid: object) -> bool:
+        return dict.__contains__(self, tid) or (type(tid) is str and self._old(tid) is not None)
+
+    def __missing__(self, tid: str) -> str:
+        cmd = self._old(tid)
+        if cmd is None:
+            raise KeyError(tid)
+        return cmd
+
+    def _old(self, tid: str) -> str | None:
+        """The command of the last ephemeral call ``tid`` among the ledger's rows."""
+        if tid in self._earlier:
+            return self._earlier[tid]
+        from flower.stores.transcript import _ephemeral  # the scan's own verdict
+
+        ledger, found = self._ledger, None
+        for cell in _positions(ledger.calls, [tid]):
+            i = ledger.call_rows[cell]
+            for b in self._entries[i]["message"]["content"]:
+                if (type(b) is dict and b.get("type") == "tool_use" and b.get("id") == tid
+                        and b.get("name") == "Bash"):
+                    inp = b.get("input")
+                    cmd = inp.get("command") if type(inp) is dict else None
+                    if type(cmd) is str and _ephemeral(cmd):
+                        found = (i, cmd) if found is None or i >= found[0] else found
+        self._earlier[tid] = cmd = found[1] if found is not None else None
+        return cmd
