@@ -14,11 +14,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-import flower.stores.layers as layers_module
 import flower.stores.pruning as pruning
+import flower.stores.trimming as trimming
 from flower.stores.layered import Layers
 from flower.stores.pruning import INTERRUPT_KINDS, PrunePolicy
-from flower.stores.transcript import AGENT_API_ERROR, Scan, site_text
+from flower.stores.transcript import AGENT_API_ERROR, Scan, scan, site_text
 from flower.stores.trimming import (
     EphemeralPolicy,
     SpillMemo,
@@ -112,15 +112,42 @@ def transcripts(draw: Any) -> list[dict[str, Any]]:
             out.append({"type": "system", "subtype": "api_error", "uuid": f"s{t}",
                         "parentUuid": parent})
             parent = f"s{t}"
+            if draw(st.booleans()):  # bookkeeping pointing at what prune drops
+                out.append({"type": "last-prompt", "leafUuid": parent})
     return out
 
 
+POLICIES: dict[str, Any] = {"policy": TrimPolicy(keep_recent=2, min_chars=100),
+                            "ephemeral": EphemeralPolicy(keep_recent=1, max_chars=120),
+                            "prune": PrunePolicy()}
+
+
 def load(tmp: Path, entries: list[dict[str, Any]]) -> tuple[list[Any], dict[str, int], tuple]:
-    layers = Layers(tmp, TrimPolicy(keep_recent=2, min_chars=100),
-                    EphemeralPolicy(keep_recent=1, max_chars=120), PrunePolicy())
+    layers = Layers(tmp, **POLICIES)
     out = layers.apply(KEY, copy.deepcopy(entries))
     return out, layers.last_report, (layers.pruned, layers.denials_dropped,
                                      layers.neutralized, layers.healed)
+
+
+def scan_based(workspace: Path, entries: list[dict[str, Any]], *, policy: TrimPolicy,
+               ephemeral: EphemeralPolicy, prune: PrunePolicy,
+               plan: Any = trimming.plan_bodies) -> tuple[list[Any], dict[str, int], tuple]:
+    """The load planned from one scan of all the rows, the way ``prune_entries`` prunes
+    (``plan_prune``, ``outage_results``, a relink over every ``parentUuid``): no ledger
+    is involved, so a load through one is held against rules applied afresh."""
+    entries = copy.deepcopy(entries)
+    found = scan(entries)
+    report = trimming.empty_report()
+    if policy.enabled or ephemeral.enabled:
+        found.bodies = plan(found, entries, workspace=Path(workspace).resolve(),
+                            policy=policy, ephemeral=ephemeral, memo=SpillMemo(),
+                            report=report)
+    decided = pruning.plan_prune(entries, found, prune)
+    if found.bodies is not None:
+        trimming.set_bodies(entries, found.sites, found.bodies)
+    out, stats = pruning.apply_prune(entries, decided, prune, found)
+    return out, report, (stats["pruned"], stats["denials_dropped"], stats["neutralized"],
+                         stats["healed"])
 
 
 @settings(max_examples=150, deadline=None,
@@ -134,9 +161,9 @@ def test_layered_load_is_the_reference_models(entries: list[dict[str, Any]],
         new = load(Path(tmp), entries)
         with monkeypatch.context() as m:
             m.setattr(pruning, "_suspects", old_suspects)
-            m.setattr(layers_module, "plan_bodies", old_plan_bodies)
-            old = load(Path(tmp), entries)
-    assert new == old
+            old = scan_based(Path(tmp), entries, **POLICIES, plan=old_plan_bodies)
+        assert new == old
+        assert scan_based(Path(tmp), entries, **POLICIES) == new
 
 
 def test_outage_text_in_a_spilled_result_still_neutralizes_its_sibling(tmp_path: Path) -> None:

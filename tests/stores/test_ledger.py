@@ -5,18 +5,17 @@ under the same key, a damaged, torn, foreign or lying file) is never believed.""
 
 from __future__ import annotations
 
-import contextlib
 import copy
 import json
 import os
 import stat
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import anyio
+import orjson
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -28,16 +27,16 @@ from flower.stores.sqlite import SqliteSessionStore
 from flower.stores.transcript import scan
 
 from .conftest import Chain
-from .test_layer_equivalence import transcripts
+from .test_layer_equivalence import scan_based, transcripts
 from .test_load_plan import KEY, KW, ROOT, append, load
 
 # --------------------------------------------------------------------------- helpers
 
 
 def rows(rounds: int, *, denials: int = 1, start: int = 0) -> list[dict[str, Any]]:
-    """Glances, big results, API errors, a denial or more at the start and an unanswered
-    call at the end: every layer has something to do, and ``rows(n)`` begins ``rows(m)``
-    for m < n apart from its last call (as a transcript grows)."""
+    """Glances, big results, API errors (a ``last-prompt`` pointing at each), a denial or
+    more at the start: every layer has something to do, and ``rows(n)`` begins
+    ``rows(m)`` for m < n (as a transcript grows)."""
     c = Chain()
     c._n = start
     c.prompt("go")
@@ -48,25 +47,17 @@ def rows(rounds: int, *, denials: int = 1, start: int = 0) -> list[dict[str, Any
         c.bash("make build", "z" * 900 + str(i))
         if i % 4 == 2:
             c.api_error()
+            c.bookkeeping()  # a last-prompt pointing at what prune drops
     return c.entries
 
 
-@contextlib.contextmanager
-def no_ledger_files() -> Iterator[None]:
-    """Loads inside plan from all rows: no ledger is read from disk or written."""
-    real_read, real_write = layers.read_ledger, layers.write_ledger
-    layers.read_ledger = lambda *a: None  # type: ignore[assignment]
-    layers.write_ledger = lambda *a: None  # type: ignore[assignment]
-    try:
-        yield
-    finally:
-        layers.read_ledger, layers.write_ledger = real_read, real_write
-
-
 def reference(db: Path, ws: Path) -> tuple[bytes, dict[str, int], tuple[int, ...]]:
-    """What planning from all the rows now in ``db`` gives."""
-    with no_ledger_files(), PruningSessionStore(db, ws, **KW) as other:
-        return load(other)
+    """What the rules give for all the rows now in ``db``, planned from one scan of them
+    (no ledger involved)."""
+    with SqliteSessionStore(db) as raw:
+        entries = anyio.run(raw.load, KEY)
+    out, report, stats = scan_based(ws, entries or [], **KW)
+    return orjson.dumps(out), report, stats
 
 
 def ledger_files(ws: Path) -> list[Path]:
