@@ -14,7 +14,7 @@ from dataclasses import astuple
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from flower.stores.ledger import Ledger
+from flower.stores.ledger import Ledger, LedgerMemo
 from flower.stores.ledgerfile import ledger_path, read_ledger, write_ledger
 from flower.stores.pruning import PrunePlan, PrunePolicy, apply_prune, prune_entries
 from flower.stores.trimming import (
@@ -148,11 +148,12 @@ class Layers:
         report = empty_report()
         trimming = self.policy.enabled or self.ephemeral.enabled
         found = ledger.scan_view()
+        memo = LedgerMemo(ledger, entries, self.memo, ask=not reused)
         try:
             if trimming:
                 found.bodies = plan_bodies(found, entries, workspace=self.workspace,
                                            policy=self.policy, ephemeral=self.ephemeral,
-                                           memo=self.memo, report=report)
+                                           memo=memo, report=report)
             # prune plans on the stored texts (its outage test reads them), trim's new
             # bodies in hand, and applies its plan to the trimmed entries
             pruning = (ledger.prune_plan(entries, found.bodies, self.prune_policy)
@@ -161,7 +162,7 @@ class Layers:
             if not reused:
                 raise  # a ledger of these very entries: a bug, not a stale one
             raise StaleScan from exc
-        plan = _Plan.of(found, report, self.memo) if keep else None
+        plan = _Plan.of(found, report, memo) if keep else None
         if trimming:
             set_bodies(entries, found.sites, found.bodies)  # StaleScan: all undone
         if pruning is None:

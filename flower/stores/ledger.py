@@ -24,6 +24,10 @@ the load starts a new ledger from all rows. The copy is the same either way;
 
 from __future__ import annotations
 
+import os
+import re
+import sys
+import time
 import zlib
 from array import array
 from collections.abc import Iterable
@@ -45,8 +49,9 @@ from flower.stores.transcript import (
     scan,
     site_block,
 )
+from flower.stores.trimming import SpillMemo
 
-__all__ = ["Ledger", "samples"]
+__all__ = ["Ledger", "LedgerMemo", "samples"]
 
 _STRIDE = 1_009  # sampled positions: every 1,009th entry and the last one of each extension
 
@@ -93,12 +98,15 @@ class Ledger:
 
     ``ident`` names the policies and workspace the facts were gathered under: a ledger is
     used only under the same. ``sites`` are Site tuples whose call-id field is an index
-    into ``cmds`` (the command of the ephemeral call the result answers) or None.
+    into ``cmds`` (the command of the ephemeral call the result answers) or None, and
+    whose uuid field is the site's own position in ``sites``: trim remembers its spill
+    file under that (``names``, see ``LedgerMemo``).
     """
 
     __slots__ = ("call_rows", "calls", "cmd_ids", "cmds", "count", "denials", "erring",
-                 "errors", "frames", "gone", "hits", "ident", "interrupts", "leaves",
-                 "marks", "parents", "pending", "saved", "sites", "touched")
+                 "errors", "frames", "gone", "hits", "ident", "interrupts", "learned",
+                 "leaves", "marks", "names", "parents", "pending", "pointers", "saved",
+                 "sites", "stamp", "touched")
 
     def __init__(self, ident: Any) -> None:
         self.ident = ident
@@ -119,6 +127,10 @@ class Ledger:
         self.gone: set[str] = set()  # the denied calls the fold removed
         self.touched: set[int] = set()
         self.pending: dict[str, int] = {}
+        self.names = bytearray()  # per site the spill file's name as 8 bytes (0: none)
+        self.learned: list[int] = []  # sites whose name was set since the last save
+        self.stamp: int | None = None  # the spill dir's mtime when its names were checked
+        self.pointers: dict[Any, tuple[str, str]] = {}  # trim's, for this process only
         self.saved: tuple[int, ...] | None = None  # lengths already in its file
         self.frames = 0  # records in its file (a file of many is written anew, as one)
 
@@ -158,21 +170,23 @@ class Ledger:
 
     def _take(self, entries: list[Any], found: Scan, min_chars: int) -> None:
         minimum = max(min_chars, 0)
-        commands, cmd_ids, keep = found.commands, self.cmd_ids, self.sites.append
+        commands, cmd_ids, sites = found.commands, self.cmd_ids, self.sites
+        first = len(sites)
         for site in found.sites:
-            i, j, size, tid, uid = site
+            i, j, size, tid, _ = site
             if tid is not None:
                 cmd = commands[tid]
                 c = cmd_ids.get(cmd)
                 if c is None:
                     c = cmd_ids[cmd] = len(cmd_ids)
                     self.cmds[c] = cmd
-                keep((i, j, size, c, uid))
+                sites.append((i, j, size, c, len(sites)))
             elif size >= minimum:
-                keep((i, j, size, None, uid))
+                sites.append((i, j, size, None, len(sites)))
             elif (names_outage(site_block(entries, site).get("content"))
                   and (not self.hits or self.hits[-1] != i)):
                 self.hits.append(i)
+        self.names += bytes(8 * (len(sites) - first))
         self.calls += array("I", [checksum(bid) for bid, _ in found.calls]).tobytes()
         self.call_rows.extend(i for _, i in found.calls)
         self.parents += array("I", [checksum(p) for p in found.parents]).tobytes()
@@ -276,3 +290,100 @@ class _Calls(dict[str, str]):
                         found = (i, cmd) if found is None or i >= found[0] else found
         self._earlier[tid] = cmd = found[1] if found is not None else None
         return cmd
+
+
+class LedgerMemo(SpillMemo):
+    """The spill memo trim asks while planning with a ledger: a site's file is the name the
+    ledger keeps for it (no uuid, no read of ``.memo``). A ledger just built from all rows
+    knows no name yet: it asks the real memo for the entry's (uuid, block, length), so a
+    rebuild hashes no body spilled before; a ledger extended knows every name but those
+    of the few results that aged out since, which trim hashes (``write_spill`` finds the
+    file there if another process wrote it).
+
+    The files stay the record: before a name is used, the directory is listed unless its
+    mtime is the one it had when the names were last checked; a name whose file is gone
+    is forgotten (the body is spilled again). New spills go to the real memo as well, so
+    ``.memo`` stays complete for a load without the ledger.
+    """
+
+    def __init__(self, ledger: Ledger, entries: list[Any], real: SpillMemo, *,
+                 ask: bool) -> None:
+        super().__init__()
+        self.ledger, self.entries, self.real, self.ask = ledger, entries, real, ask
+        self.pointers = ledger.pointers
+        self._real_synced = False
+
+    def sync(self, directory: str) -> None:
+        ledger = self.ledger
+        try:
+            stamp = os.stat(directory).st_mtime_ns
+        except OSError:  # no spill dir: every name is void
+            ledger.names[:] = bytes(len(ledger.names))
+            ledger.pointers.clear()
+            ledger.stamp = None
+            self.directory, self._stamp = directory, None
+            return
+        if stamp != ledger.stamp:
+            present = {0}
+            try:
+                for name in os.listdir(directory):
+                    if _NAME.fullmatch(name):
+                        present.add(int.from_bytes(bytes.fromhex(name[:16]), sys.byteorder))
+            except OSError:
+                pass
+            with memoryview(ledger.names) as raw, raw.cast("Q") as cells:
+                for k, cell in enumerate(cells):
+                    if cell not in present:
+                        cells[k] = 0
+            # as SpillMemo: a stamp is trusted only once clearly in the past
+            ledger.stamp = stamp if stamp < (time.time() - 2) * 1e9 else None
+        self.directory, self._stamp = directory, ledger.stamp
+
+    def get(self, ident: Any, default: Any = None) -> Any:
+        k, j, size = ident
+        cell = self.ledger.names[8 * k: 8 * k + 8]
+        if cell != _NONE and len(cell) == 8:
+            return os.path.join(self.directory, cell.hex() + ".txt")
+        if not self.ask:
+            return default
+        real = self.real
+        if not self._real_synced:
+            real.sync(self.directory)
+            self._real_synced = True
+        path = real.get((self._uid(k), j, size))
+        if path is not None:
+            self._learn(k, path)
+        return path if path is not None else default
+
+    def __setitem__(self, ident: Any, path: str) -> None:
+        k, j, size = ident
+        uid = self._uid(k)
+        if uid is not None:
+            self.real[(uid, j, size)] = path
+        self._learn(k, path)
+
+    def _uid(self, k: int) -> Any:
+        return self.entries[self.ledger.sites[k][0]].get("uuid")
+
+    def _learn(self, k: int, path: str) -> None:
+        name = os.path.basename(path)
+        if os.path.dirname(path) == self.directory and _NAME.fullmatch(name):
+            self.ledger.names[8 * k: 8 * k + 8] = bytes.fromhex(name[:16])
+            self.ledger.learned.append(k)
+
+    def flush(self) -> None:
+        self.real.failed = self.failed
+        self.real.flush()
+
+    def listing(self) -> tuple[str, int] | None:
+        if self.ledger.stamp is None or self.failed or not self.directory:
+            return None
+        return self.directory, self.ledger.stamp
+
+    def clear(self) -> None:
+        self.ledger.names[:] = bytes(len(self.ledger.names))
+        self.ledger.pointers.clear()
+
+
+_NONE = bytes(8)
+_NAME = re.compile(r"[0-9a-f]{16}\.txt")

@@ -59,14 +59,20 @@ def _lengths(ledger: Ledger) -> tuple[int, ...]:
 
 
 def _record(ledger: Ledger, slot: tuple[Any, ...], since: tuple[int, ...]) -> bytes:
-    """The record of what ``ledger`` holds beyond the lengths ``since``."""
+    """The record of what ``ledger`` holds beyond the lengths ``since`` (all of it from
+    zeros), with the spill names it learnt since its last record."""
     a, s0, c0, l0, e0, r0, i0, h0, d0, m0, k0 = since
     sites = ledger.sites[s0:]
+    if a == 0:
+        with memoryview(ledger.names) as raw, raw.cast("Q") as cells:
+            learned = [k for k, cell in enumerate(cells) if cell]
+    else:
+        learned = sorted(set(ledger.learned))
     header = {
         "key": list(slot), "ident": ledger.ident, "start": a, "end": ledger.count,
         "marks": ledger.marks[k0:],
         "cmds": [[c, ledger.cmds[c]] for c in range(m0, len(ledger.cmds))],
-        "uids": [s[4] for s in sites], "leaves": ledger.leaves[l0:],
+        "leaves": ledger.leaves[l0:], "learned": len(learned), "stamp": ledger.stamp,
         "errors": ledger.errors[e0:], "erring": ledger.erring[r0:],
         "interrupts": ledger.interrupts[i0:], "hits": ledger.hits[h0:],
         "denials": ledger.denials[d0:], "gone": sorted(ledger.gone),
@@ -76,6 +82,8 @@ def _record(ledger: Ledger, slot: tuple[Any, ...], since: tuple[int, ...]) -> by
     head = _dumps_bytes(header)
     blobs = [array("q", [s[n] if s[n] is not None else -1 for s in sites]).tobytes()
              for n in range(4)]
+    blobs += [array("q", learned).tobytes(),
+              b"".join(bytes(ledger.names[8 * k: 8 * k + 8]) for k in learned)]
     blobs += [bytes(ledger.calls[4 * c0:]), ledger.call_rows[c0:].tobytes(),
               bytes(ledger.parents[4 * a:])]
     body = b"".join([struct.pack("<I", len(head)), head, *blobs])
@@ -112,6 +120,7 @@ def write_ledger(path: str, ledger: Ledger, slot: tuple[Any, ...]) -> None:
         log.warning("could not record the load plan in %s: %s", path, exc)
         return
     ledger.saved = _lengths(ledger)
+    ledger.learned.clear()
 
 
 def read_ledger(path: str, slot: tuple[Any, ...], ident: Any) -> Ledger | None:
@@ -160,11 +169,23 @@ def _take(ledger: Ledger, body: bytes, slot: tuple[Any, ...], ident: Any) -> boo
         col.frombytes(body[pos: pos + 8 * n])
         pos += 8 * n
         cols.append(col)
-    uids = head["uids"]
-    if any(len(c) != n for c in cols) or len(uids) != n:
+    if any(len(c) != n for c in cols):
         raise ValueError("short site columns")
-    ledger.sites += [(i, j, size, None if c < 0 else c, uid)
-                     for i, j, size, c, uid in zip(*cols, uids, strict=True)]
+    first = len(ledger.sites)
+    ledger.sites += [(i, j, size, None if c < 0 else c, k)
+                     for k, (i, j, size, c) in enumerate(zip(*cols, strict=True), first)]
+    ledger.names += bytes(8 * n)
+    learned = array("q")
+    count = int(head["learned"])
+    learned.frombytes(body[pos: pos + 8 * count])
+    pos += 8 * count
+    for k in learned:
+        if not 0 <= k < len(ledger.sites):
+            raise ValueError("a spill name for no site")
+        ledger.names[8 * k: 8 * k + 8] = body[pos: pos + 8]
+        pos += 8
+    stamp = head["stamp"]
+    ledger.stamp = stamp if type(stamp) is int else None
     ledger.calls += body[pos: pos + 4 * calls]
     pos += 4 * calls
     call_rows = array("q")

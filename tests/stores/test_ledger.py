@@ -398,3 +398,35 @@ def test_many_loads_leave_one_record(db: Path, ws: Path, on_disk: None,
     with PruningSessionStore(db, ws, **KW) as woken:
         assert load(woken) == want
     assert scans == [len(entries) - len(entries) * 39 // 40]
+
+
+def test_a_woken_process_takes_spill_files_from_the_ledger(db: Path, ws: Path, on_disk: None,
+                                                           monkeypatch: pytest.MonkeyPatch,
+                                                           ) -> None:
+    """The ledger names each spilled result's file: a woken process neither reads the
+    memo nor hashes a body — and a file deleted meanwhile is written again, not pointed
+    at."""
+    import flower.stores.trimming as trimming
+
+    entries = rows(12)
+    grow(db, entries[:40])
+    with PruningSessionStore(db, ws, **KW) as store:
+        before = load(store)[1]["cleared"]
+    grow(db, entries[40:])
+    reads: list[str] = []
+    real_read, real_write = trimming.SpillMemo._read, trimming.write_spill
+    monkeypatch.setattr(trimming.SpillMemo, "_read", lambda self: reads.append("memo"))
+    monkeypatch.setattr(trimming, "write_spill",
+                        lambda body, d: reads.append("spill") or real_write(body, d))
+    with PruningSessionStore(db, ws, **KW) as woken:
+        got = load(woken)
+    aged_out = got[1]["cleared"] - before  # results that left keep_recent since
+    assert aged_out > 0 and reads == ["spill"] * aged_out
+    monkeypatch.setattr(trimming.SpillMemo, "_read", real_read)
+    assert got == reference(db, ws)
+    spill = ws / ".flower" / "spill"
+    victim = sorted(spill.glob("*.txt"))[0]
+    victim.unlink()
+    with PruningSessionStore(db, ws, **KW) as again:
+        assert load(again) == reference(db, ws)
+    assert victim.exists()
