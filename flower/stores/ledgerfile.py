@@ -72,7 +72,7 @@ def _record(ledger: Ledger, slot: tuple[Any, ...], since: tuple[int, ...]) -> by
         "key": list(slot), "ident": ledger.ident, "start": a, "end": ledger.count,
         "marks": ledger.marks[k0:],
         "cmds": [[c, ledger.cmds[c]] for c in range(m0, len(ledger.cmds))],
-        "leaves": ledger.leaves[l0:], "learned": len(learned), "stamp": ledger.stamp,
+        "leaves": ledger.leaves[l0:], "learned": len(learned),
         "errors": ledger.errors[e0:], "erring": ledger.erring[r0:],
         "interrupts": ledger.interrupts[i0:], "hits": ledger.hits[h0:],
         "denials": ledger.denials[d0:], "gone": sorted(ledger.gone),
@@ -184,8 +184,6 @@ def _take(ledger: Ledger, body: bytes, slot: tuple[Any, ...], ident: Any) -> boo
             raise ValueError("a spill name for no site")
         ledger.names[8 * k: 8 * k + 8] = body[pos: pos + 8]
         pos += 8
-    stamp = head["stamp"]
-    ledger.stamp = stamp if type(stamp) is int else None
     ledger.calls += body[pos: pos + 4 * calls]
     pos += 4 * calls
     call_rows = array("q")
