@@ -226,11 +226,14 @@ class _Plan:
     """What one load did to its rows, in indices and texts only, to do it again to a fresh
     parse of the very same rows: the new tool_result bodies, the report, prune's plan."""
 
-    __slots__ = ("edits", "ident", "prune", "report", "spill")
+    __slots__ = ("bodies", "ident", "prune", "report", "sites", "spill")
 
-    def __init__(self, edits: list[tuple[int, int, str]], report: dict[str, int],
-                 spill: tuple[str, int] | None) -> None:
-        self.edits = edits
+    def __init__(self, sites: list[Any], bodies: list[str | None] | None,
+                 report: dict[str, int], spill: tuple[str, int] | None) -> None:
+        # the sites and their new bodies, not a list of edits drawn from them: a ledger's
+        # sites only ever grow at the end, and ``zip`` stops at the bodies' length
+        self.sites = sites
+        self.bodies = bodies
         self.report = report
         self.spill = spill
         self.ident: Any = None
@@ -245,11 +248,7 @@ class _Plan:
             spill = memo.listing()
             if spill is None:
                 return None
-        bodies = found.bodies
-        edits = ([] if bodies is None else
-                 [(s[0], s[1], b) for s, b in zip(found.sites, bodies, strict=True)
-                  if b is not None])
-        return cls(edits, dict(report), spill)
+        return cls(found.sites, found.bodies, dict(report), spill)
 
     def spill_unchanged(self) -> bool:
         """Does the spill directory hold what it held (its mtime unchanged)?"""
@@ -263,8 +262,10 @@ class _Plan:
 
     def replay(self, entries: list[Any], policy: PrunePolicy | None,
                ) -> tuple[dict[str, int], list[Any], dict[str, int] | None]:
-        for i, j, body in self.edits:
-            entries[i]["message"]["content"][j]["content"] = body
+        if self.bodies is not None:
+            for site, body in zip(self.sites, self.bodies):  # noqa: B905 (see __init__)
+                if body is not None:
+                    entries[site[0]]["message"]["content"][site[1]]["content"] = body
         if policy is None or self.prune is None:
             return dict(self.report), entries, None
         out, stats = apply_prune(entries, self.prune, policy)

@@ -216,7 +216,10 @@ class Ledger:
         skip = out | drop
         maybe = {i for i in self.hits if i not in skip}
         sites = self.sites
-        for k, site in enumerate(sites):
+        look = (range(len(sites)) if bodies is None else  # what trim leaves, or may name it
+                [k for k, b in enumerate(bodies) if b is None or AGENT_API_ERROR in b])
+        for k in look:
+            site = sites[k]
             i = site[0]
             if i in skip or i in maybe:
                 continue
