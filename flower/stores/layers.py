@@ -14,8 +14,8 @@ from dataclasses import astuple
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from flower.stores.ledger import Ledger, LedgerMemo
-from flower.stores.ledgerfile import ledger_path, read_ledger, write_ledger
+from flower.stores.indexfile import index_path, read_index, write_index
+from flower.stores.loadindex import IndexMemo, LoadIndex
 from flower.stores.pruning import PrunePlan, PrunePolicy, apply_prune, prune_entries
 from flower.stores.trimming import (
     EphemeralPolicy,
@@ -50,9 +50,9 @@ class Layers:
     Each transcript's last plan is kept (the new bodies and prune's decisions, ~9 MB for a
     100k-entry run): a load of the same rows again, which a backend vouches for with a
     ``version``, applies it without a scan (about a fifth of the layers' work). Its
-    ledger is kept too (~10 MB at 100k entries), for any backend, and written beside the
+    index is kept too (~10 MB at 100k entries), for any backend, and written beside the
     spill files once the transcript has ``PERSIST_FROM`` rows: a load of the same rows with
-    more appended — in this process or the next — walks only those (see ``ledger``).
+    more appended — in this process or the next — walks only those (see ``index``).
     """
 
     def __init__(self, workspace: str | Path, policy: TrimPolicy | None = None,
@@ -66,7 +66,7 @@ class Layers:
         self.pruned = self.denials_dropped = self.neutralized = self.healed = 0
         self.memo = SpillMemo()  # kept in the spill dir: a wake's first resume skips the hashing
         self._plans: dict[tuple[Any, ...], _Plan] = {}  # the last load's of each transcript
-        self._ledgers: dict[tuple[Any, ...], Ledger] = {}  # what each one's loads found
+        self._indexes: dict[tuple[Any, ...], LoadIndex] = {}  # what each one's loads found
         self._plans_lock = threading.Lock()  # loads of several transcripts run in threads
         # fail at construction, not at first resume
         self._spill = str(spill_dir(self.workspace, self.policy))
@@ -79,7 +79,7 @@ class Layers:
         with the version of an earlier load, under the same policies and an unchanged
         spill directory, replays what that load decided instead of planning again: the
         same rows always give the same copy. Any other load extends the transcript's
-        ledger by the rows appended since it was last extended (see ``ledger``).
+        index by the rows appended since it was last extended (see ``index``).
         """
         main = key.get("subpath") is None
         slot = (key.get("project_key"), key.get("session_id"), key.get("subpath"))
@@ -87,68 +87,68 @@ class Layers:
         ident = (version, pols) if version is not None and pols is not None else None
         with self._plans_lock:
             plan = self._plans.pop(slot, None)
-            ledger = self._ledgers.pop(slot, None)
+            index = self._indexes.pop(slot, None)
         if (ident is not None and plan is not None and plan.ident == ident
                 and plan.spill_unchanged()):
             report, out, stats = plan.replay(entries, self.prune_policy)
         else:
-            report, out, stats, plan, ledger = self._planned(slot, entries, ledger,
+            report, out, stats, plan, index = self._planned(slot, entries, index,
                                                              keep=ident is not None)
         with self._plans_lock:
             if plan is not None and ident is not None:
                 plan.ident = ident
                 _keep_newest(self._plans, slot, plan)
-            if ledger is not None and ledger.ident is not None:
-                _keep_newest(self._ledgers, slot, ledger)
+            if index is not None and index.ident is not None:
+                _keep_newest(self._indexes, slot, index)
         if main:
             self.last_report = report
             if stats is not None:
                 self.record(stats)
         return out
 
-    def _planned(self, slot: tuple[Any, ...], entries: list[Any], ledger: Ledger | None,
+    def _planned(self, slot: tuple[Any, ...], entries: list[Any], index: LoadIndex | None,
                  *, keep: bool) -> tuple[dict[str, int], list[Any], dict[str, int] | None,
-                                         _Plan | None, Ledger]:
-        """Plan with the transcript's ledger — this process's, else the one on disk —
+                                         _Plan | None, LoadIndex]:
+        """Plan with the transcript's index — this process's, else the one on disk —
         extended by the new rows; with a new one of all rows when there is none that
         fits, or when the new rows change an earlier decision or it proves not to be
         of these rows (``StaleScan``: nothing was changed yet)."""
         fingerprint = self._fingerprint()
-        path = ledger_path(self._spill, slot) if fingerprint is not None else None
-        if (ledger is None or ledger.ident != fingerprint) and path is not None:
-            ledger = read_ledger(path, slot, fingerprint)
+        path = index_path(self._spill, slot) if fingerprint is not None else None
+        if (index is None or index.ident != fingerprint) and path is not None:
+            index = read_index(path, slot, fingerprint)
         prune, min_chars = self.prune_policy, self.policy.min_chars
-        if ledger is not None and ledger.ident == fingerprint and ledger.fits(entries):
+        if index is not None and index.ident == fingerprint and index.fits(entries):
             try:
-                if ledger.extend(entries, min_chars, prune):
-                    done = self._compute(entries, ledger, reused=True, keep=keep)
-                    return self._saved(path, slot, ledger, *done)
+                if index.extend(entries, min_chars, prune):
+                    done = self._compute(entries, index, reused=True, keep=keep)
+                    return self._saved(path, slot, index, *done)
             except StaleScan:
                 pass
             except (LookupError, TypeError, AttributeError):
-                pass  # a ledger of other rows: ``extend`` read what is not there
-        ledger = Ledger(fingerprint)
-        ledger.extend(entries, min_chars, prune)
-        return self._saved(path, slot, ledger,
-                           *self._compute(entries, ledger, reused=False, keep=keep))
+                pass  # an index of other rows: ``extend`` read what is not there
+        index = LoadIndex(fingerprint)
+        index.extend(entries, min_chars, prune)
+        return self._saved(path, slot, index,
+                           *self._compute(entries, index, reused=False, keep=keep))
 
-    def _saved(self, path: str | None, slot: tuple[Any, ...], ledger: Ledger,
+    def _saved(self, path: str | None, slot: tuple[Any, ...], index: LoadIndex,
                report: dict[str, int], out: list[Any], stats: dict[str, int] | None,
                plan: _Plan | None) -> tuple[dict[str, int], list[Any], dict[str, int] | None,
-                                            _Plan | None, Ledger]:
-        if path is not None and ledger.count >= PERSIST_FROM:
-            write_ledger(path, ledger, slot)
-        return report, out, stats, plan, ledger
+                                            _Plan | None, LoadIndex]:
+        if path is not None and index.count >= PERSIST_FROM:
+            write_index(path, index, slot)
+        return report, out, stats, plan, index
 
-    def _compute(self, entries: list[Any], ledger: Ledger, *, reused: bool, keep: bool,
+    def _compute(self, entries: list[Any], index: LoadIndex, *, reused: bool, keep: bool,
                  ) -> tuple[dict[str, int], list[Any], dict[str, int] | None, _Plan | None]:
         """Plan trim and prune, then edit ``entries``. Planning only reads them: when a
-        ``reused`` ledger turns out not to be of these rows, ``StaleScan`` leaves them as
+        ``reused`` index turns out not to be of these rows, ``StaleScan`` leaves them as
         they were for a new one."""
         report = empty_report()
         trimming = self.policy.enabled or self.ephemeral.enabled
-        found = ledger.scan_view()
-        memo = LedgerMemo(ledger, entries, self.memo, ask=not reused)
+        found = index.scan_view()
+        memo = IndexMemo(index, entries, self.memo, ask=not reused)
         try:
             if trimming:
                 found.bodies = plan_bodies(found, entries, workspace=self.workspace,
@@ -156,11 +156,11 @@ class Layers:
                                            memo=memo, report=report)
             # prune plans on the stored texts (its outage test reads them), trim's new
             # bodies in hand, and applies its plan to the trimmed entries
-            pruning = (ledger.prune_plan(entries, found.bodies, self.prune_policy)
+            pruning = (index.prune_plan(entries, found.bodies, self.prune_policy)
                        if self.prune_policy is not None else None)
         except (LookupError, TypeError, AttributeError) as exc:
             if not reused:
-                raise  # a ledger of these very entries: a bug, not a stale one
+                raise  # an index of these very entries: a bug, not a stale one
             raise StaleScan from exc
         plan = _Plan.of(found, report, memo) if keep else None
         if trimming:
@@ -168,13 +168,13 @@ class Layers:
         if pruning is None:
             return report, entries, None, plan
         out, stats = apply_prune(entries, pruning, self.prune_policy,
-                                 children=ledger.children(entries))
+                                 children=index.children(entries))
         if plan is not None:
             plan.prune = pruning
         return report, out, stats, plan
 
     def _fingerprint(self) -> str | None:
-        """The policies and workspace a ledger is kept under, as a short string; None
+        """The policies and workspace an index is kept under, as a short string; None
         when they cannot be compared (then nothing is kept from one load to the next)."""
         pols = self._ident()
         if pols is None:
@@ -209,7 +209,7 @@ class Layers:
 
 
 _PLANS = 8  # transcripts whose last load is remembered (a step's main one and subagents)
-# rows from which a transcript's ledger is written to disk: a shorter one is planned from
+# rows from which a transcript's index is written to disk: a shorter one is planned from
 # scratch in a few milliseconds, and a short step leaves no file behind
 PERSIST_FROM = 1_000
 
@@ -230,7 +230,7 @@ class _Plan:
 
     def __init__(self, sites: list[Any], bodies: list[str | None] | None,
                  report: dict[str, int], spill: tuple[str, int] | None) -> None:
-        # the sites and their new bodies, not a list of edits drawn from them: a ledger's
+        # the sites and their new bodies, not a list of edits drawn from them: an index's
         # sites only ever grow at the end, and ``zip`` stops at the bodies' length
         self.sites = sites
         self.bodies = bodies

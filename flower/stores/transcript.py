@@ -115,7 +115,7 @@ def relink(entries: list[Entry], drop: set[int],
     ``memo`` dict keeps which entries pointed at a removed one, for a later call on the
     same entries with the same ``drop`` and ``insert_after`` (a fresh parse of the same
     rows), which then walks no ``parentUuid`` at all. ``children``, given the uuids that
-    move, names every entry whose ``parentUuid`` is one of them (a ``Ledger`` knows without
+    move, names every entry whose ``parentUuid`` is one of them (a ``LoadIndex`` knows without
     a walk); any others it names are ignored.
     """
     inserts = insert_after or {}

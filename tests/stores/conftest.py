@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-import flower.stores.ledger as ledger_module
+import flower.stores.loadindex as index_module
 
 FIXTURES = Path(__file__).parent / "fixtures"
 
@@ -125,11 +125,11 @@ def scans(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     """Counts the loads that scanned their entries (a replayed load scans none), each
     with the number of entries it walked (a kept scan is extended by the new ones)."""
     calls: list[int] = []
-    real = ledger_module.scan
+    real = index_module.scan
 
     def counting(entries: list[Any], into: Any = None) -> Any:
         calls.append(len(entries) - (into.count if into is not None else 0))
         return real(entries, into)
 
-    monkeypatch.setattr(ledger_module, "scan", counting)
+    monkeypatch.setattr(index_module, "scan", counting)
     return calls

@@ -133,7 +133,7 @@ def scan_based(workspace: Path, entries: list[dict[str, Any]], *, policy: TrimPo
                ephemeral: EphemeralPolicy, prune: PrunePolicy,
                plan: Any = trimming.plan_bodies) -> tuple[list[Any], dict[str, int], tuple]:
     """The load planned from one scan of all the rows, the way ``prune_entries`` prunes
-    (``plan_prune``, ``outage_results``, a relink over every ``parentUuid``): no ledger
+    (``plan_prune``, ``outage_results``, a relink over every ``parentUuid``): no index
     is involved, so a load through one is held against rules applied afresh."""
     entries = copy.deepcopy(entries)
     found = scan(entries)

@@ -1,9 +1,9 @@
-"""A transcript's ledger: what the loads of its rows found, so that the next load — in this
-process or, read from disk, in the next one — walks only the rows appended since.
+"""A transcript's load index: what the loads of its rows found, so that the next load — in
+this process or, read from disk, in the next one — walks only the rows appended since.
 
 Rows are only ever appended, and what trim and prune decide about a row depends on the
 rows before it and on a few counts over all of them: which results are old enough to
-expire or spill, the newest denials kept, the calls still unanswered. A ledger keeps
+expire or spill, the newest denials kept, the calls still unanswered. An index keeps
 exactly that, in indices and small values:
 
 - the tool_result sites trim can act on (an answer to an ephemeral call, or a body of
@@ -18,8 +18,8 @@ exactly that, in indices and small values:
 
 Extending it by the new rows gives what a walk over all of them gives, unless the new rows
 change a decision about old ones (a new denial makes the one kept so far removable): then
-the load starts a new ledger from all rows. The copy is the same either way;
-``tests/stores/test_ledger.py`` holds the two against each other.
+the load starts a new index from all rows. The copy is the same either way;
+``tests/stores/test_load_index.py`` holds the two against each other.
 """
 
 from __future__ import annotations
@@ -50,7 +50,7 @@ from flower.stores.transcript import (
 )
 from flower.stores.trimming import SpillMemo
 
-__all__ = ["Ledger", "LedgerMemo", "samples"]
+__all__ = ["IndexMemo", "LoadIndex", "samples"]
 
 _STRIDE = 1_009  # sampled positions: every 1,009th entry and the last one of each extension
 
@@ -67,7 +67,7 @@ def samples(entries: list[Any], start: int, count: int) -> list[tuple[int, Any, 
 
 
 def checksum(value: Any) -> int:
-    """The 32-bit checksum a ledger files a uuid or call id under (0 for a non-string)."""
+    """The 32-bit checksum an index files a uuid or call id under (0 for a non-string)."""
     if type(value) is not str:
         return 0
     return zlib.crc32(value.encode("utf-8", "surrogatepass"))
@@ -92,14 +92,14 @@ def _positions(buf: bytearray, values: list[str]) -> list[int]:
     return out
 
 
-class Ledger:
+class LoadIndex:
     """The facts of a transcript's first ``count`` rows (see the module docstring).
 
-    ``ident`` names the policies and workspace the facts were gathered under: a ledger is
+    ``ident`` names the policies and workspace the facts were gathered under: an index is
     used only under the same. ``sites`` are Site tuples whose call-id field is an index
     into ``cmds`` (the command of the ephemeral call the result answers) or None, and
     whose uuid field is the site's own position in ``sites``: trim remembers its spill
-    file under that (``names``, see ``LedgerMemo``).
+    file under that (``names``, see ``IndexMemo``).
     """
 
     __slots__ = ("call_rows", "calls", "cmd_ids", "cmds", "count", "denials", "erring",
@@ -133,7 +133,7 @@ class Ledger:
         self.frames = 0  # records in its file (a file of many is written anew, as one)
 
     def fits(self, entries: list[Any]) -> bool:
-        """Are ``entries`` the rows this ledger is of, maybe with more appended?"""
+        """Are ``entries`` the rows this index is of, maybe with more appended?"""
         return len(entries) >= self.count and all(
             entries[k].get("uuid") == uid and entries[k].get("type") == kind
             for k, uid, kind in self.marks)
@@ -142,7 +142,7 @@ class Ledger:
 
     def extend(self, entries: list[Any], min_chars: int, prune: PrunePolicy | None) -> bool:
         """Take in the rows after ``count``; False (nothing changed) when they change what
-        prune decided about earlier rows, so the load needs a new ledger of all rows."""
+        prune decided about earlier rows, so the load needs a new index of all rows."""
         start = self.count
         found = Scan(count=start)
         if start:
@@ -202,7 +202,7 @@ class Ledger:
 
     def prune_plan(self, entries: list[Any], bodies: list[str | None] | None,
                    policy: PrunePolicy) -> PrunePlan:
-        """Prune's plan for ``entries`` (the rows of this ledger, before trim's ``bodies``
+        """Prune's plan for ``entries`` (the rows of this index, before trim's ``bodies``
         are set) — what ``plan_prune`` decides from a scan of them all."""
         drop = set(self.errors) if policy.drop_api_errors else set()
         suspects = (self._suspects(entries, bodies, drop) if policy.neutralize_interrupts
@@ -255,12 +255,12 @@ def _stored_outage(entry: dict[str, Any]) -> bool:
 
 
 class _Calls(dict[str, str]):
-    """The new rows' ephemeral calls for ``scan``, which also knows the ledger's earlier
+    """The new rows' ephemeral calls for ``scan``, which also knows the index's earlier
     ones: a result among the new rows may answer a call made before them."""
 
-    def __init__(self, ledger: Ledger, entries: list[Any]) -> None:
+    def __init__(self, index: LoadIndex, entries: list[Any]) -> None:
         super().__init__()
-        self._ledger = ledger
+        self._index = index
         self._entries = entries
         self._earlier: dict[str, str | None] = {}
 
@@ -274,14 +274,14 @@ class _Calls(dict[str, str]):
         return cmd
 
     def _old(self, tid: str) -> str | None:
-        """The command of the last ephemeral call ``tid`` among the ledger's rows."""
+        """The command of the last ephemeral call ``tid`` among the index's rows."""
         if tid in self._earlier:
             return self._earlier[tid]
         from flower.stores.transcript import _ephemeral  # the scan's own verdict
 
-        ledger, found = self._ledger, None
-        for cell in _positions(ledger.calls, [tid]):
-            i = ledger.call_rows[cell]
+        index, found = self._index, None
+        for cell in _positions(index.calls, [tid]):
+            i = index.call_rows[cell]
             for b in self._entries[i]["message"]["content"]:
                 if (type(b) is dict and b.get("type") == "tool_use" and b.get("id") == tid
                         and b.get("name") == "Bash"):
@@ -293,25 +293,25 @@ class _Calls(dict[str, str]):
         return cmd
 
 
-class LedgerMemo(SpillMemo):
-    """The spill memo trim asks while planning with a ledger: a site's file is the name the
-    ledger keeps for it (no uuid, no read of ``.memo``). A ledger just built from all rows
+class IndexMemo(SpillMemo):
+    """The spill memo trim asks while planning with an index: a site's file is the name the
+    index keeps for it (no uuid, no read of ``.memo``). An index just built from all rows
     knows no name yet: it asks the real memo for the entry's (uuid, block, length), so a
-    rebuild hashes no body spilled before; a ledger extended knows every name but those
+    rebuild hashes no body spilled before; an index extended knows every name but those
     of the few results that aged out since, which trim hashes (``write_spill`` finds the
     file there if another process wrote it).
 
     The files stay the record: a name is used only while the directory, listed at this
     load, holds its file; one whose file is gone is forgotten (the body is spilled again).
     New spills go to the real memo as well, so ``.memo`` stays complete for a load
-    without the ledger.
+    without the index.
     """
 
-    def __init__(self, ledger: Ledger, entries: list[Any], real: SpillMemo, *,
+    def __init__(self, index: LoadIndex, entries: list[Any], real: SpillMemo, *,
                  ask: bool) -> None:
         super().__init__()
-        self.ledger, self.entries, self.real, self.ask = ledger, entries, real, ask
-        self.pointers = ledger.pointers
+        self.index, self.entries, self.real, self.ask = index, entries, real, ask
+        self.pointers = index.pointers
         self._real_synced = False
         self._prefix = ""
         self._present: set[str] = set()
@@ -332,7 +332,7 @@ class LedgerMemo(SpillMemo):
 
     def get(self, ident: Any, default: Any = None) -> Any:
         k, j, size = ident
-        names = self.ledger.names
+        names = self.index.names
         cell = names[8 * k: 8 * k + 8]
         if cell != _NONE and len(cell) == 8:
             name = cell.hex() + ".txt"
@@ -358,13 +358,13 @@ class LedgerMemo(SpillMemo):
         self._learn(k, path)
 
     def _uid(self, k: int) -> Any:
-        return self.entries[self.ledger.sites[k][0]].get("uuid")
+        return self.entries[self.index.sites[k][0]].get("uuid")
 
     def _learn(self, k: int, path: str) -> None:
         name = os.path.basename(path)
         if os.path.dirname(path) == self.directory and _NAME.fullmatch(name):
-            self.ledger.names[8 * k: 8 * k + 8] = bytes.fromhex(name[:16])
-            self.ledger.learned.append(k)
+            self.index.names[8 * k: 8 * k + 8] = bytes.fromhex(name[:16])
+            self.index.learned.append(k)
 
     def flush(self) -> None:
         self.real.failed = self.failed
@@ -376,8 +376,8 @@ class LedgerMemo(SpillMemo):
         return self.directory, self._stamp
 
     def clear(self) -> None:
-        self.ledger.names[:] = bytes(len(self.ledger.names))
-        self.ledger.pointers.clear()
+        self.index.names[:] = bytes(len(self.index.names))
+        self.index.pointers.clear()
 
 
 _NONE = bytes(8)

@@ -1,6 +1,6 @@
-"""A load walks only the rows appended since the transcript's ledger was last extended — in
-the same process, or in the next one from the ledger on disk — and still gives exactly what
-planning from all rows gives. A ledger that is not of the rows loaded (another transcript
+"""A load walks only the rows appended since the transcript's index was last extended — in
+the same process, or in the next one from the index on disk — and still gives exactly what
+planning from all rows gives. An index that is not of the rows loaded (another transcript
 under the same key, a damaged, torn, foreign or lying file) is never believed."""
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import flower.stores.layers as layers
-from flower.stores.ledgerfile import DIRNAME
+from flower.stores.indexfile import DIRNAME
 from flower.stores.prune import PruningSessionStore
 from flower.stores.sqlite import SqliteSessionStore
 from flower.stores.transcript import scan
@@ -53,20 +53,20 @@ def rows(rounds: int, *, denials: int = 1, start: int = 0) -> list[dict[str, Any
 
 def reference(db: Path, ws: Path) -> tuple[bytes, dict[str, int], tuple[int, ...]]:
     """What the rules give for all the rows now in ``db``, planned from one scan of them
-    (no ledger involved)."""
+    (no index involved)."""
     with SqliteSessionStore(db) as raw:
         entries = anyio.run(raw.load, KEY)
     out, report, stats = scan_based(ws, entries or [], **KW)
     return orjson.dumps(out), report, stats
 
 
-def ledger_files(ws: Path) -> list[Path]:
+def index_files(ws: Path) -> list[Path]:
     return sorted((ws / ".flower" / "spill" / DIRNAME).glob("*"))
 
 
 @pytest.fixture
 def on_disk(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Every ledger is written, however short its transcript."""
+    """Every index is written, however short its transcript."""
     monkeypatch.setattr(layers, "PERSIST_FROM", 0)
 
 
@@ -100,13 +100,13 @@ def test_the_same_process_walks_only_the_new_rows(db: Path, ws: Path,
         got = load(store)
         assert scans == [len(entries) - 30]
     assert got == reference(db, ws)
-    assert not ledger_files(ws)  # a short transcript's ledger stays in memory
+    assert not index_files(ws)  # a short transcript's index stays in memory
 
 
 def test_a_new_denial_makes_the_load_plan_from_all_rows(db: Path, ws: Path,
                                                         scans: list[int]) -> None:
     """The newest denial is kept: one more makes the one kept so far removable, a
-    decision about an old row, so the load starts a ledger of all rows."""
+    decision about an old row, so the load starts an index of all rows."""
     with_two = rows(12, denials=2)
     grow(db, with_two[:3])  # the prompt and the first denial
     with PruningSessionStore(db, ws, **KW) as store:
@@ -122,7 +122,7 @@ def test_a_new_denial_makes_the_load_plan_from_all_rows(db: Path, ws: Path,
 
 def test_another_transcript_under_the_same_key_is_planned_from_all_rows(
         db: Path, ws: Path, scans: list[int]) -> None:
-    """Deleted by another store object and written again, longer: the ledger's rows are
+    """Deleted by another store object and written again, longer: the index's rows are
     gone, though the count alone would say "appended"."""
     grow(db, rows(12))
     with PruningSessionStore(db, ws, **KW) as store:
@@ -137,18 +137,18 @@ def test_another_transcript_under_the_same_key_is_planned_from_all_rows(
 
 
 @pytest.mark.parametrize("lie", ["sizes", "glance sizes", "indices", "types"])
-def test_a_ledger_that_lies_about_its_blocks_is_never_believed(db: Path, ws: Path,
+def test_a_index_that_lies_about_its_blocks_is_never_believed(db: Path, ws: Path,
                                                                lie: str,
                                                                scans: list[int]) -> None:
-    """A ledger whose sampled uuids match but whose sites do not (rows rewritten with the
+    """An index whose sampled uuids match but whose sites do not (rows rewritten with the
     same uuids, or a bug): the load finds out before it changes any entry and plans from
     all rows — the copy is the reference's."""
     entries = rows(12)
     grow(db, entries[:40])
     with PruningSessionStore(db, ws, **KW) as store:
         load(store)
-        (ledger,) = store.layers._ledgers.values()
-        sites = ledger.sites
+        (index,) = store.layers._indexes.values()
+        sites = index.sites
         for n, (i, j, size, cmd, uid) in enumerate(sites):
             sites[n] = {"sizes": (i, j, size + 7, cmd, uid),
                         # only the expired ones: trim never reads those bodies itself
@@ -170,11 +170,11 @@ def test_loads_between_appends_plan_as_from_all_rows(entries: list[Any], cuts: l
                                                      woken: list[bool],
                                                      tmp_path_factory: pytest.TempPathFactory,
                                                      monkeypatch: pytest.MonkeyPatch) -> None:
-    """Rows arriving in any batches, a load after each — by the same store (its ledger in
-    memory) or by a new one, as a woken process (its ledger from disk): always what
+    """Rows arriving in any batches, a load after each — by the same store (its index in
+    memory) or by a new one, as a woken process (its index from disk): always what
     planning from all rows gives."""
     monkeypatch.setattr(layers, "PERSIST_FROM", 0)
-    tmp = tmp_path_factory.mktemp("ledger")
+    tmp = tmp_path_factory.mktemp("index")
     db, ws = tmp / "sessions.db", tmp / "ws"
     ws.mkdir()
     marks = sorted({int(len(entries) * c) for c in cuts} | {len(entries)})
@@ -209,12 +209,12 @@ def test_a_woken_process_walks_only_the_rows_since(db: Path, ws: Path, scans: li
         got = load(woken)
     assert scans == [len(entries) - 30]
     assert got == reference(db, ws)
-    (path,) = ledger_files(ws)
+    (path,) = index_files(ws)
     assert stat.S_IMODE(path.stat().st_mode) == 0o600
     assert stat.S_IMODE(path.parent.stat().st_mode) == 0o700
 
 
-def test_a_real_process_leaves_a_ledger_the_next_one_extends(db: Path, ws: Path,
+def test_a_real_process_leaves_a_index_the_next_one_extends(db: Path, ws: Path,
                                                              scans: list[int]) -> None:
     """A transcript long enough to be written down (PERSIST_FROM rows), loaded by another
     Python process that then exits; this one loads it with more rows appended."""
@@ -231,7 +231,7 @@ def test_a_real_process_leaves_a_ledger_the_next_one_extends(db: Path, ws: Path,
             "s.close()\n")
     subprocess.run([sys.executable, "-c", code, str(db), str(ws)], check=True, timeout=120,
                    env={**os.environ, "PYTHONPATH": str(ROOT)})
-    assert len(ledger_files(ws)) == 1
+    assert len(index_files(ws)) == 1
     grow(db, entries[-7:])
     scans.clear()
     with PruningSessionStore(db, ws, **KW) as woken:
@@ -241,12 +241,12 @@ def test_a_real_process_leaves_a_ledger_the_next_one_extends(db: Path, ws: Path,
 
 
 def _two_records(db: Path, ws: Path) -> tuple[Path, int]:
-    """A ledger file of two loads' records; the length of the first."""
+    """An index file of two loads' records; the length of the first."""
     entries = rows(12)
     grow(db, entries[:30])
     with PruningSessionStore(db, ws, **KW) as store:
         load(store)
-        (path,) = ledger_files(ws)
+        (path,) = index_files(ws)
         first = path.stat().st_size
         grow(db, entries[30:40])
         load(store)
@@ -273,7 +273,7 @@ def test_a_torn_record_is_not_read_and_the_ones_before_still_count(
 
 @pytest.mark.parametrize("damage", ["garbage", "empty", "flipped byte", "cut first record",
                                     "directory", "foreign", "lying sizes", "out of range"])
-def test_a_damaged_ledger_file_is_never_believed(db: Path, ws: Path, scans: list[int],
+def test_a_damaged_index_file_is_never_believed(db: Path, ws: Path, scans: list[int],
                                                  on_disk: None, damage: str) -> None:
     path, first = _two_records(db, ws)
     whole = path.read_bytes()
@@ -288,13 +288,13 @@ def test_a_damaged_ledger_file_is_never_believed(db: Path, ws: Path, scans: list
     elif damage == "directory":
         path.unlink()
         path.mkdir()
-    elif damage == "foreign":  # another session's ledger under this one's name
+    elif damage == "foreign":  # another session's index under this one's name
         other = {**KEY, "session_id": "sess-2"}
         with SqliteSessionStore(db) as raw:
             anyio.run(raw.append, other, copy.deepcopy(rows(5)))
         with PruningSessionStore(db, ws, **KW) as store:
             anyio.run(store.load, other)
-        (foreign,) = [p for p in ledger_files(ws) if p != path]
+        (foreign,) = [p for p in index_files(ws) if p != path]
         path.write_bytes(foreign.read_bytes())
     else:  # whole records (right checksums) that say what the rows do not hold
         path.write_bytes(_forged(whole, damage))
@@ -339,13 +339,13 @@ def _forged(data: bytes, how: str) -> bytes:
 
 def test_records_of_two_processes_for_the_same_rows(db: Path, ws: Path, scans: list[int],
                                                     on_disk: None) -> None:
-    """Two processes extended the same ledger from the same record: the second record
+    """Two processes extended the same index from the same record: the second record
     that starts where the first did is never read, and the copy is right."""
     entries = rows(12)
     grow(db, entries[:30])
     with PruningSessionStore(db, ws, **KW) as store:
         load(store)
-    (path,) = ledger_files(ws)
+    (path,) = index_files(ws)
     first = path.read_bytes()
     grow(db, entries[30:40])
     with PruningSessionStore(db, ws, **KW) as one:
@@ -365,7 +365,7 @@ def test_records_of_two_processes_for_the_same_rows(db: Path, ws: Path, scans: l
     assert scans == [len(entries) - 45]
 
 
-def test_a_ledger_that_cannot_be_written_costs_only_speed(db: Path, ws: Path,
+def test_a_index_that_cannot_be_written_costs_only_speed(db: Path, ws: Path,
                                                           on_disk: None,
                                                           caplog: pytest.LogCaptureFixture,
                                                           ) -> None:
@@ -383,15 +383,15 @@ def test_a_ledger_that_cannot_be_written_costs_only_speed(db: Path, ws: Path,
 def test_many_loads_leave_one_record(db: Path, ws: Path, on_disk: None,
                                      scans: list[int]) -> None:
     """A file of many records is written anew as one once it holds 32: a long run's
-    ledger does not become a long list of small reads."""
+    index does not become a long list of small reads."""
     entries = rows(40)
     with PruningSessionStore(db, ws, **KW) as store:
         for n in range(2, 40):
             grow(db, entries[len(entries) * (n - 1) // 40: len(entries) * n // 40])
             load(store)
     grow(db, entries[len(entries) * 39 // 40:])
-    (path,) = ledger_files(ws)
-    records = path.read_bytes().count(b"FLG1")
+    (path,) = index_files(ws)
+    records = path.read_bytes().count(b"FLX1")
     assert records < 10
     want = reference(db, ws)
     scans.clear()
@@ -400,10 +400,10 @@ def test_many_loads_leave_one_record(db: Path, ws: Path, on_disk: None,
     assert scans == [len(entries) - len(entries) * 39 // 40]
 
 
-def test_a_woken_process_takes_spill_files_from_the_ledger(db: Path, ws: Path, on_disk: None,
+def test_a_woken_process_takes_spill_files_from_the_index(db: Path, ws: Path, on_disk: None,
                                                            monkeypatch: pytest.MonkeyPatch,
                                                            ) -> None:
-    """The ledger names each spilled result's file: a woken process neither reads the
+    """The index names each spilled result's file: a woken process neither reads the
     memo nor hashes a body — and a file deleted meanwhile is written again, not pointed
     at."""
     import flower.stores.trimming as trimming
