@@ -11,9 +11,10 @@ and the arrays it names. Records are taken in order while each is whole and star
 the last ended; a torn, damaged or foreign one ends the reading there (what came before
 still counts, and the next save writes the file anew). Two processes appending for the
 same rows leave a record that does not fit and is never read. Once a file holds many
-records it is written anew as one (replaced atomically). Nothing here is ever the only copy of anything: the rows are, and an index
-that does not fit them (``LoadIndex.fits``, and every block ``set_bodies`` changes is checked)
-is dropped and built again from them. Mode 600, like the transcripts it is made from.
+records it is written anew as one (replaced atomically). Nothing here is ever the only
+copy of anything: the rows are, and an index that does not fit them (``LoadIndex.fits``,
+and every block ``set_bodies`` changes is checked) is dropped and built again from them.
+Mode 600, like the transcripts it is made from.
 """
 
 from __future__ import annotations
