@@ -24,12 +24,12 @@ import json
 import logging
 import os
 import struct
-import tempfile
 import zlib
 from array import array
 from typing import Any
 
 from flower.stores.loadindex import LoadIndex
+from flower.stores.trimming import replace_file
 
 __all__ = ["DIRNAME", "index_path", "read_index", "write_index"]
 
@@ -98,14 +98,7 @@ def write_index(path: str, index: LoadIndex, slot: tuple[Any, ...]) -> None:
         os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
         if index.saved is None or index.frames >= _COMPACT_AFTER:
             data = _record(index, slot, (0,) * 11)
-            fd, tmp = tempfile.mkstemp(dir=os.path.dirname(path), prefix=".index-")
-            try:
-                with os.fdopen(fd, "wb") as fh:
-                    fh.write(data)
-                os.replace(tmp, path)
-            except BaseException:
-                os.unlink(tmp)
-                raise
+            replace_file(path, data, prefix=".index-")
             index.frames = 1
         else:
             if index.saved[0] == index.count:

@@ -43,7 +43,7 @@ from flower.stores.transcript import (
 )
 
 __all__ = ["MEMO_NAME", "EphemeralPolicy", "SpillMemo", "StaleScan", "TrimPolicy",
-           "empty_report", "expire_entries", "plan_bodies", "set_bodies",
+           "empty_report", "expire_entries", "plan_bodies", "replace_file", "set_bodies",
            "spill_dir", "trim_entries", "trim_report", "write_spill"]
 
 log = logging.getLogger(__name__)
@@ -393,6 +393,19 @@ def trim_sites(entries: list[Entry], sites: list[Site], workspace: Path, pol: Tr
         memo.flush()
 
 
+def replace_file(path: str, data: bytes, *, prefix: str) -> None:
+    """Put ``data`` at ``path`` whole or not at all: written to a temp file (mode 600) in
+    the same directory, then renamed over it. No fsync: what lands here is a cache."""
+    fd, tmp = tempfile.mkstemp(dir=os.path.dirname(path), prefix=prefix, suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+        os.replace(tmp, path)
+    except BaseException:
+        os.unlink(tmp)
+        raise
+
+
 def write_spill(body: str, directory: str) -> str | None:
     """Write ``body`` once, atomically, content-addressed; the path, or None if the disk refuses.
 
@@ -406,14 +419,7 @@ def write_spill(body: str, directory: str) -> str | None:
         return path
     try:
         os.makedirs(directory, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=directory, prefix=".spill-", suffix=".tmp")
-        try:
-            with os.fdopen(fd, "wb") as fh:
-                fh.write(data)
-            os.replace(tmp, path)
-        except BaseException:
-            os.unlink(tmp)
-            raise
+        replace_file(path, data, prefix=".spill-")
     except OSError as exc:
         log.warning("could not spill a tool result to %s: %s", directory, exc)
         return None
