@@ -8,14 +8,15 @@ orjson decode of the rows; for ``flower log``: the SELECT and decode of the rows
 The targets of issue 23 are printed last, each ``ok`` or ``MISSED``:
 
 * resume load at 1k/10k/100k entries — *warm* (the process loaded it before) and the
-  *first in a wake* (a fresh process, spill files and their memo already on disk):
+  *first in a wake* (a fresh process, spill files and the load index already on disk,
+  one row appended since the last load, as the killed process's CLI leaves it):
   first ≤ 1.3× warm, warm ≤ 1.3× the floor at the largest size. A fresh process first
   touches every page it parses into and hands the memory back when the rows are freed, so
   even the floor read costs it ~1.25× what it costs a warm process (page faults: kernel
   time no design of flower's can skip). So each load is set against the floor read in the
   memory state it meets — the first load against a floor read by a fresh process just
   before it, the warm one against the warm floor — and the target compares the two: what
-  is left is flower's own first-load work (the memo, the scan, planning). The raw
+  is left is flower's own first-load work (reading the index, planning). The raw
   ratio is printed beside it, and the first load of a cold process. The floor includes
   the one GC pass every load pays when ``gc_paused`` ends. A warm load of unchanged rows
   replays the last load's plan; the load after one more row (what a running step's next
@@ -137,8 +138,10 @@ def _floor_load(db: Path) -> float:
 def resume_child(db: str, ws: str, rounds: int, mode: str = "cold") -> None:
     """In a fresh process: the first load (a wake), then warm loads and the floor.
 
-    ``mode="warmed"`` reads the rows once the floor's way before the first load and reports
-    that read as ``fresh_floor``: the floor in the memory state the first load meets. A
+    ``mode="warmed"`` is a real wake: it first appends one row (the turn the killed
+    process's CLI wrote after that process's last load, so nothing can be replayed), then
+    reads the rows once the floor's way before the first load and reports that read as
+    ``fresh_floor``: the floor in the memory state the first load meets. A
     fresh process first touches every page it parses into (~110k page faults for 100k
     entries here, a third of the read's time on this VM) and gives the memory back once
     the rows are freed, so its first load pays that again; a warm process reuses its heap.
@@ -147,6 +150,10 @@ def resume_child(db: str, ws: str, rounds: int, mode: str = "cold") -> None:
 
     store = PruningSessionStore(db, ws)
     load = lambda: asyncio.run(store.load(KEY))  # noqa: E731
+    if mode == "warmed":  # what the killed process's CLI wrote after its last load
+        asyncio.run(store.append(KEY, [{
+            "type": "user", "uuid": f"bench-wake-{os.getpid()}", "parentUuid": None,
+            "message": {"role": "user", "content": "the turn the killed process wrote"}}]))
     fresh_floor = _floor_load(Path(db)) if mode == "warmed" else None
     first = timed(load)
     warm, floor, appended = [], [], []
