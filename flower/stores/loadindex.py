@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import os
 import re
+import sys
 import time
 import zlib
 from array import array
@@ -78,10 +79,11 @@ def _positions(buf: bytearray, values: list[str]) -> list[int]:
     a search of the bytes per value for a few (~40 µs per 100k cells), else one pass."""
     if len(values) > 32:
         sums = {checksum(v) for v in values}
-        return [k for k, h in enumerate(memoryview(buf).cast("I")) if h in sums]
+        with memoryview(buf) as raw, raw.cast("I") as cells:  # native order, as array("I")
+            return [k for k, h in enumerate(cells) if h in sums]
     out = []
     for value in values:
-        needle = checksum(value).to_bytes(4, "little")
+        needle = checksum(value).to_bytes(4, sys.byteorder)
         pos = buf.find(needle)
         while pos >= 0:
             if pos % 4 == 0:
