@@ -123,7 +123,7 @@ def copy_with_bodies(entries: list[Entry], sites: list[Site],
 
 
 class StaleScan(Exception):
-    """A scan reused from an earlier load names a block these entries do not have as it
+    """A load index reused from an earlier load names a block these entries do not have as it
     said: the rows are not the ones it was made from. Nothing was changed yet."""
 
 

@@ -123,7 +123,7 @@ def chain() -> Callable[..., Chain]:
 @pytest.fixture
 def scans(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     """Counts the loads that scanned their entries (a replayed load scans none), each
-    with the number of entries it walked (a kept scan is extended by the new ones)."""
+    with the number of entries it walked (a load index is extended by the new ones)."""
     calls: list[int] = []
     real = index_module.scan
 
