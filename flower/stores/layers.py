@@ -52,7 +52,7 @@ class Layers:
     ``version``, applies it without a scan (about a fifth of the layers' work). Its
     index is kept too (~10 MB at 100k entries), for any backend, and written beside the
     spill files once the transcript has ``PERSIST_FROM`` rows: a load of the same rows with
-    more appended — in this process or the next — walks only those (see ``index``).
+    more appended — in this process or the next — walks only those (see ``loadindex``).
     """
 
     def __init__(self, workspace: str | Path, policy: TrimPolicy | None = None,
@@ -79,7 +79,7 @@ class Layers:
         with the version of an earlier load, under the same policies and an unchanged
         spill directory, replays what that load decided instead of planning again: the
         same rows always give the same copy. Any other load extends the transcript's
-        index by the rows appended since it was last extended (see ``index``).
+        index by the rows appended since it was last extended (see ``loadindex``).
         """
         main = key.get("subpath") is None
         slot = (key.get("project_key"), key.get("session_id"), key.get("subpath"))
@@ -92,7 +92,7 @@ class Layers:
                 and plan.spill_unchanged()):
             report, out, stats = plan.replay(entries, self.prune_policy)
         else:
-            report, out, stats, plan, index = self._planned(slot, entries, index,
+            report, out, stats, plan, index = self._planned(slot, entries, index, pols,
                                                              keep=ident is not None)
         with self._plans_lock:
             if plan is not None and ident is not None:
@@ -107,13 +107,14 @@ class Layers:
         return out
 
     def _planned(self, slot: tuple[Any, ...], entries: list[Any], index: LoadIndex | None,
-                 *, keep: bool) -> tuple[dict[str, int], list[Any], dict[str, int] | None,
-                                         _Plan | None, LoadIndex]:
+                 pols: tuple[Any, ...] | None, *, keep: bool,
+                 ) -> tuple[dict[str, int], list[Any], dict[str, int] | None, _Plan | None,
+                            LoadIndex]:
         """Plan with the transcript's index — this process's, else the one on disk —
         extended by the new rows; with a new one of all rows when there is none that
         fits, or when the new rows change an earlier decision or it proves not to be
         of these rows (``StaleScan``: nothing was changed yet)."""
-        fingerprint = self._fingerprint()
+        fingerprint = _fingerprint(pols)
         path = index_path(self._spill, slot) if fingerprint is not None else None
         if (index is None or index.ident != fingerprint) and path is not None:
             index = read_index(path, slot, fingerprint)
@@ -123,10 +124,8 @@ class Layers:
                 if index.extend(entries, min_chars, prune):
                     done = self._compute(entries, index, reused=True, keep=keep)
                     return self._saved(path, slot, index, *done)
-            except StaleScan:
-                pass
-            except (LookupError, TypeError, AttributeError):
-                pass  # an index of other rows: ``extend`` read what is not there
+            except (StaleScan, LookupError, TypeError, AttributeError):
+                pass  # an index of other rows (``extend`` read what is not there)
         index = LoadIndex(fingerprint)
         index.extend(entries, min_chars, prune)
         return self._saved(path, slot, index,
@@ -173,14 +172,6 @@ class Layers:
             plan.prune = pruning
         return report, out, stats, plan
 
-    def _fingerprint(self) -> str | None:
-        """The policies and workspace an index is kept under, as a short string; None
-        when they cannot be compared (then nothing is kept from one load to the next)."""
-        pols = self._ident()
-        if pols is None:
-            return None
-        return hashlib.sha256(repr(pols).encode("utf-8", "surrogatepass")).hexdigest()[:32]
-
     def _ident(self) -> tuple[Any, ...] | None:
         """What a plan depends on besides the rows; None when it cannot be compared (a
         policy subclass may shape its texts from anything)."""
@@ -212,6 +203,14 @@ _PLANS = 8  # transcripts whose last load is remembered (a step's main one and s
 # rows from which a transcript's index is written to disk: a shorter one is planned from
 # scratch in a few milliseconds, and a short step leaves no file behind
 PERSIST_FROM = 1_000
+
+
+def _fingerprint(pols: tuple[Any, ...] | None) -> str | None:
+    """The policies and workspace (``Layers._ident``) an index is kept under, as a short
+    string; None when they cannot be compared (then nothing is kept between loads)."""
+    if pols is None:
+        return None
+    return hashlib.sha256(repr(pols).encode("utf-8", "surrogatepass")).hexdigest()[:32]
 
 
 def _keep_newest(kept: dict[tuple[Any, ...], Any], slot: tuple[Any, ...], value: Any) -> None:

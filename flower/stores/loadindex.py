@@ -45,7 +45,8 @@ from flower.stores.transcript import (
     AGENT_API_ERROR,
     Scan,
     Site,
-    result_text,
+    _ephemeral,
+    block_text,
     scan,
     site_block,
 )
@@ -233,14 +234,13 @@ class LoadIndex:
         return out
 
     def children(self, entries: list[Any]) -> Any:
-        """For ``relink``: the entries whose ``parentUuid`` is one of the given uuids."""
+        """For ``relink``: the entries that may have one of the given uuids as their
+        ``parentUuid`` (relink checks each; a checksum only says where to look)."""
         def below(moved: Iterable[Any]) -> list[int]:
             moved = list(moved)
-            if any(type(u) is not str for u in moved):  # never from the CLI: walk them all
-                return [i for i, e in enumerate(entries) if e.get("parentUuid") in moved]
-            wanted = set(moved)
-            return [i for i in _positions(self.parents, moved)
-                    if entries[i].get("parentUuid") in wanted]
+            if any(type(u) is not str for u in moved):  # never from the CLI: all of them
+                return list(range(len(entries)))
+            return _positions(self.parents, moved)
         return below
 
 
@@ -249,8 +249,7 @@ def _stored_outage(entry: dict[str, Any]) -> bool:
     an outage? The last test of ``outage_results``, on one entry."""
     for b in entry["message"]["content"]:
         if type(b) is dict and b.get("type") == "tool_result":
-            body = b.get("content")
-            text = body if type(body) is str else result_text(b)
+            text = block_text(b)
             if text is not None and AGENT_API_ERROR in text:
                 return True
     return False
@@ -279,8 +278,6 @@ class _Calls(dict[str, str]):
         """The command of the last ephemeral call ``tid`` among the index's rows."""
         if tid in self._earlier:
             return self._earlier[tid]
-        from flower.stores.transcript import _ephemeral  # the scan's own verdict
-
         index, found = self._index, None
         for cell in _positions(index.calls, [tid]):
             i = index.call_rows[cell]

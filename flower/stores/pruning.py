@@ -49,8 +49,7 @@ from flower.stores.transcript import (
 
 __all__ = ["DENIAL_KINDS", "INTERRUPT_KINDS", "PrunePlan", "PrunePolicy", "apply_prune",
            "heal_orphans", "is_api_error", "is_denial", "names_outage", "plan_prune",
-           "prune_entries",
-           "prune_scanned"]
+           "prune_entries", "prune_scanned"]
 
 Entry = dict[str, Any]
 

@@ -17,6 +17,7 @@ from flower.shell import is_ephemeral
 
 __all__ = [
     "Scan",
+    "block_text",
     "content_blocks",
     "is_api_error",
     "is_protected",
@@ -78,7 +79,11 @@ def site_block(entries: list[Entry], site: tuple[Any, ...]) -> dict[str, Any]:
 
 def site_text(entries: list[Entry], site: tuple[Any, ...]) -> str | None:
     """The text body of a ``Site`` in ``entries`` (None when it holds no text)."""
-    block = site_block(entries, site)
+    return block_text(site_block(entries, site))
+
+
+def block_text(block: dict[str, Any]) -> str | None:
+    """``result_text`` with the common case (a string body) first."""
     body = block.get("content")
     return body if type(body) is str else result_text(block)
 
