@@ -137,7 +137,7 @@ def test_another_transcript_under_the_same_key_is_planned_from_all_rows(
 
 
 @pytest.mark.parametrize("lie", ["sizes", "glance sizes", "indices", "types"])
-def test_a_index_that_lies_about_its_blocks_is_never_believed(db: Path, ws: Path,
+def test_an_index_that_lies_about_its_blocks_is_never_believed(db: Path, ws: Path,
                                                                lie: str,
                                                                scans: list[int]) -> None:
     """An index whose sampled uuids match but whose sites do not (rows rewritten with the
@@ -214,7 +214,7 @@ def test_a_woken_process_walks_only_the_rows_since(db: Path, ws: Path, scans: li
     assert stat.S_IMODE(path.parent.stat().st_mode) == 0o700
 
 
-def test_a_real_process_leaves_a_index_the_next_one_extends(db: Path, ws: Path,
+def test_a_real_process_leaves_an_index_the_next_one_extends(db: Path, ws: Path,
                                                              scans: list[int]) -> None:
     """A transcript long enough to be written down (PERSIST_FROM rows), loaded by another
     Python process that then exits; this one loads it with more rows appended."""
@@ -365,7 +365,7 @@ def test_records_of_two_processes_for_the_same_rows(db: Path, ws: Path, scans: l
     assert scans == [len(entries) - 45]
 
 
-def test_a_index_that_cannot_be_written_costs_only_speed(db: Path, ws: Path,
+def test_an_index_that_cannot_be_written_costs_only_speed(db: Path, ws: Path,
                                                           on_disk: None,
                                                           caplog: pytest.LogCaptureFixture,
                                                           ) -> None:
