@@ -58,7 +58,6 @@ def fake() -> Iterator[FakeServer]:
 @pytest.mark.parametrize(("body", "headers", "kind"), [
     (TITLE, None, "title"),
     (PROBE, {"user-agent": "flower-probe"}, "probe"),
-    (PROBE, None, "probe"),
     (QUOTA, None, "quota"),
 ])
 def test_auxiliary_requests_pop_no_step(fake: FakeServer, body: dict,
@@ -82,8 +81,16 @@ def test_the_title_is_the_json_the_cli_asked_for(fake: FakeServer) -> None:
 
 def test_an_empty_script_is_not_exhausted_by_auxiliary_requests(fake: FakeServer) -> None:
     post(fake, {**TITLE, "stream": False})
-    post(fake, PROBE)
+    post(fake, PROBE, {"user-agent": "flower-probe"})
     assert fake.exhausted == 0
+
+
+def test_a_small_request_of_the_users_own_is_a_turn(fake: FakeServer) -> None:
+    """Only the probe's user agent marks the probe: a user's smoke test with
+    ``max_tokens: 8`` and no tools gets the script's answer, not the probe's ``ok``."""
+    fake.script("SCRIPTED")
+    assert said(post(fake, {**PROBE, "max_tokens": 8})) == "SCRIPTED"
+    assert fake.auxiliary_requests() == [] and fake.remaining() == 0
 
 
 def test_auxiliary_false_scripts_the_probe(fake: FakeServer) -> None:
@@ -103,7 +110,8 @@ def test_an_agent_turn_is_never_auxiliary(fake: FakeServer) -> None:
     fake.script("A", "B", "C")
     assert said(post(fake, TURN)) == "A"
     no_tools = {k: v for k, v in TURN.items() if k != "tools"}
-    assert said(post(fake, {**no_tools, "max_tokens": 16})) == "B"  # has a system prompt
+    second = [{"role": "user", "content": "And the tests?"}]
+    assert said(post(fake, {**no_tools, "max_tokens": 16, "messages": second})) == "B"
     asks_title = {**TURN, "messages": TITLE["messages"]}
     assert said(post(fake, asks_title)) == "C"  # offers tools
     assert fake.auxiliary_requests() == []
@@ -125,7 +133,7 @@ def test_process_mode_no_auxiliary_flag(tmp_path: Path, args: list[str], by_fake
     try:
         host, port = url.removeprefix("http://").split(":")
         server = FakeServer(host=host, port=int(port))  # host/port for post() only
-        probe = said(post(server, PROBE))
+        probe = said(post(server, PROBE, {"user-agent": "flower-probe"}))
         assert (probe != "ANSWER") if by_fake else (probe == "ANSWER")
     finally:
         proc.terminate()

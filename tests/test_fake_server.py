@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import http.client
+import itertools
 import json
 import socket
 import subprocess
@@ -43,6 +44,15 @@ def post(fake: FakeServer, body: Any, path: str = "/v1/messages?beta=true",
         return resp.status, {k.lower(): v for k, v in resp.getheaders()}, resp.read()
     finally:
         conn.close()
+
+
+_turns = itertools.count(1)
+
+
+def turn(**extra: Any) -> dict[str, Any]:
+    """A fresh one-message conversation: a body the fake has not answered before (a
+    repeated body is a retry and gets the earlier answer again)."""
+    return {"messages": [{"role": "user", "content": f"turn {next(_turns)}"}], **extra}
 
 
 def parse_sse(raw: bytes) -> list[tuple[str, dict]]:
@@ -120,7 +130,7 @@ def test_sse_sequence_complete(server: FakeServer) -> None:
 def test_non_stream_json(server: FakeServer) -> None:
     server.script(reply("hi", tool_use("Read", {"file_path": "/x"}, id="toolu_mine"),
                         stop_reason="max_tokens"))
-    status, headers, raw = post(server, {"messages": [], "stream": False})
+    status, headers, raw = post(server, turn(stream=False))
     msg = json.loads(raw)
     assert status == 200 and headers["content-type"] == "application/json"
     assert msg["type"] == "message" and msg["role"] == "assistant"
@@ -132,7 +142,7 @@ def test_non_stream_json(server: FakeServer) -> None:
 
 def test_default_stop_reason_and_plain_string(server: FakeServer) -> None:
     server.script("plain")
-    msg = json.loads(post(server, {"messages": []})[2])
+    msg = json.loads(post(server, turn())[2])
     assert msg["content"] == [text("plain")] and msg["stop_reason"] == "end_turn"
 
 
@@ -180,11 +190,11 @@ def test_cut_drops_stream_after_n_events(server: FakeServer, capfd) -> None:
     assert broken and [e for e, _ in events] == \
         ["message_start", "content_block_start", "content_block_delta"]
     # the cut consumed its step; the next request gets the next one
-    assert json.loads(post(server, {"messages": []})[2])["content"] == [text("next")]
+    assert json.loads(post(server, turn())[2])["content"] == [text("next")]
     # a cut on a non-streaming request truncates the JSON body
     server.script(cut())
     with pytest.raises(http.client.IncompleteRead):
-        post(server, {"messages": []})
+        post(server, turn())
     assert capfd.readouterr().err == ""  # disconnects are quiet
 
 
@@ -192,8 +202,8 @@ def test_cut_replay_requeues_step(server: FakeServer) -> None:
     server.script(cut(after=2, step=reply("whole"), replay=True), "after")
     events, broken = read_events_until_broken(server, STREAM)
     assert broken and len(events) == 2
-    assert json.loads(post(server, {"messages": []})[2])["content"] == [text("whole")]
-    assert json.loads(post(server, {"messages": []})[2])["content"] == [text("after")]
+    assert json.loads(post(server, turn())[2])["content"] == [text("whole")]
+    assert json.loads(post(server, turn())[2])["content"] == [text("after")]
 
 
 def test_sse_error_event(server: FakeServer) -> None:
@@ -203,14 +213,14 @@ def test_sse_error_event(server: FakeServer) -> None:
     assert status == 200 and [e for e, _ in events] == ["message_start", "error"]
     assert events[1][1] == {"type": "error",
                             "error": {"type": "overloaded_error", "message": "Overloaded"}}
-    status, _, raw = post(server, {"messages": []})  # non-stream: an HTTP error instead
+    status, _, raw = post(server, turn())  # non-stream: an HTTP error instead
     assert status == 500 and json.loads(raw)["error"]["message"] == "boom"
 
 
 def test_delay_before_headers(server: FakeServer) -> None:
     server.script(delay(0.5, "slow"))
     t0 = time.monotonic()
-    status, _, raw = post(server, {"messages": []})
+    status, _, raw = post(server, turn())
     assert time.monotonic() - t0 >= 0.5
     assert status == 200 and json.loads(raw)["content"] == [text("slow")]
 
@@ -247,14 +257,14 @@ def test_outage_and_recover_same_port(server: FakeServer) -> None:
     assert server.down and _refused(port)
     server.recover()
     assert not server.down and server.port == port
-    assert json.loads(post(server, {"messages": []})[2])["content"] == [text("one")]
+    assert json.loads(post(server, turn())[2])["content"] == [text("one")]
     server.outage(seconds=0.5)
     assert _refused(port)
     deadline = time.monotonic() + 5
     while server.down and time.monotonic() < deadline:
         time.sleep(0.05)
     assert not _refused(port)
-    assert json.loads(post(server, {"messages": []})[2])["content"] == [text("two")]
+    assert json.loads(post(server, turn())[2])["content"] == [text("two")]
 
 
 def test_outage_drops_open_connections(server: FakeServer) -> None:
@@ -277,7 +287,8 @@ def test_routing(server: FakeServer) -> None:
     server.route(lambda r: r.undefined_attr, "never")  # broken predicate: skipped
     server.route(match.any_of(match.message_contains("zzz"), match.session("s-9")), "s9")
 
-    def ask(system: str = "", content: str = "x", **extra: Any) -> dict:
+    def ask(system: str = "", content: str = "", **extra: Any) -> dict:
+        content = content or turn()["messages"][0]["content"]
         return json.loads(post(server, {"system": [{"type": "text", "text": system}],
                                         "messages": [{"role": "user", "content": content}],
                                         **extra})[2])
@@ -299,14 +310,17 @@ def test_routing(server: FakeServer) -> None:
 
 def test_callable_steps_and_fallback(server: FakeServer) -> None:
     server.script(lambda req: f"you said {req.last_user_text()}", lambda req: None)
-    body = {"messages": [{"role": "user", "content": [text("first")]},
-                         {"role": "system", "content": "env text"},
-                         {"role": "user", "content": [text("ping")]}]}
-    assert json.loads(post(server, body)[2])["content"] == [text("you said ping")]
-    assert json.loads(post(server, body)[2])["content"] == [text(EXHAUSTED_TEXT)]
+
+    def body(said: str) -> dict:
+        return {"messages": [{"role": "user", "content": [text("first")]},
+                             {"role": "system", "content": "env text"},
+                             {"role": "user", "content": [text(said)]}]}
+
+    assert json.loads(post(server, body("ping"))[2])["content"] == [text("you said ping")]
+    assert json.loads(post(server, body("pong"))[2])["content"] == [text(EXHAUSTED_TEXT)]
     assert server.exhausted == 1
     server.fallback(lambda req: fault(529))
-    assert post(server, body)[0] == 529 and post(server, body)[0] == 529
+    assert post(server, body("a"))[0] == 529 and post(server, body("b"))[0] == 529
     assert server.exhausted == 1
 
 
@@ -326,7 +340,7 @@ def test_recording(server: FakeServer) -> None:
     }
     post(server, body,
          headers={"X-Claude-Code-Session-Id": "sid-1", "X-Claude-Code-Agent-Id": "ag"})
-    post(server, {"messages": []}, path="/v1/messages", headers={"x-claude-code-session-id": "s2"})
+    post(server, turn(), path="/v1/messages", headers={"x-claude-code-session-id": "s2"})
     req: Request = server.message_requests(session_id="sid-1")[0]
     assert req.method == "POST" and req.path == "/v1/messages" and req.query == {"beta": "true"}
     assert req.headers["x-claude-code-session-id"] == req.headers["X-CLAUDE-CODE-SESSION-ID"]
@@ -354,7 +368,8 @@ def test_usage_grows_with_body_and_overrides(server: FakeServer) -> None:
     assert u1["input_tokens"] == len(json.dumps(small)) // 4
     assert u2["input_tokens"] == len(json.dumps(big)) // 4 > u1["input_tokens"] * 50
     assert u1["cache_read_input_tokens"] == u1["cache_creation_input_tokens"] == 0
-    events = parse_sse(post(server, {**big, "stream": True})[2])
+    bigger = {"messages": [{"role": "user", "content": "b" * 10000}], "stream": True}
+    events = parse_sse(post(server, bigger)[2])
     usage = events[0][1]["message"]["usage"]
     assert usage["input_tokens"] == 7 and usage["cache_read_input_tokens"] == 3
     assert events[-2][1]["usage"]["output_tokens"] == 5
@@ -362,7 +377,7 @@ def test_usage_grows_with_body_and_overrides(server: FakeServer) -> None:
 
 def test_ids_and_exhaustion_counter(server: FakeServer) -> None:
     server.script(reply(tool_use("A"), tool_use("B")))
-    msg = json.loads(post(server, {"messages": []})[2])
+    msg = json.loads(post(server, turn())[2])
     assert msg["id"] == "msg_fake_1"
     assert [b["id"] for b in msg["content"]] == ["toolu_fake_1", "toolu_fake_2"]
     assert msg["stop_reason"] == "tool_use"
@@ -375,7 +390,7 @@ def test_wait_for_and_concurrency(server: FakeServer) -> None:
     import threading
 
     server.script(*[f"r{i}" for i in range(40)])
-    threads = [threading.Thread(target=post, args=(server, {"messages": []})) for _ in range(40)]
+    threads = [threading.Thread(target=post, args=(server, turn())) for _ in range(40)]
     for t in threads:
         t.start()
     assert len(server.wait_for(count=40, timeout=10)) == 40
@@ -488,9 +503,8 @@ def test_process_mode_bare_list_is_the_steps_shorthand(tmp_path: Path) -> None:
         url = proc.stdout.readline().strip()
         assert url.startswith("http://127.0.0.1:"), url or proc.stderr.read()
         fake = FakeServer(port=int(url.rsplit(":", 1)[1]))  # host/port for post() only
-        body = {"messages": [{"role": "user", "content": "hi"}]}
-        assert json.loads(post(fake, body)[2])["content"] == [text("first")]
-        assert json.loads(post(fake, body)[2])["content"] == [text("second")]
+        assert json.loads(post(fake, turn())[2])["content"] == [text("first")]
+        assert json.loads(post(fake, turn())[2])["content"] == [text("second")]
     finally:
         proc.terminate()
         proc.wait(timeout=10)
@@ -506,8 +520,7 @@ def test_load_json_script(server: FakeServer) -> None:
         "fallback": "fb",
     })
     assert [r.name for r in server.routes] == ["j"]
-    body = {"system": "a judge", "messages": []}
-    assert json.loads(post(server, body)[2])["content"] == [text("PASS")]
-    assert json.loads(post(server, body)[2])["content"] == [text("s1")]
-    assert json.loads(post(server, body)[2])["content"] == [text("fb")]
+    for answer in ("PASS", "s1", "fb"):
+        body = turn(system="a judge")
+        assert json.loads(post(server, body)[2])["content"] == [text(answer)]
     assert server.exhausted == 0

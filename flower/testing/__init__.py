@@ -8,7 +8,7 @@ CLI sends is recorded. Stdlib only — importing this never imports ``claude_age
 
 from __future__ import annotations
 
-from flower.testing import match
+from flower.testing import match, rules
 from flower.testing.request import Headers, Request, tool_result_text
 from flower.testing.script import (
     EXHAUSTED_TEXT,
@@ -34,6 +34,6 @@ from flower.testing.server import FakeServer, Route
 
 __all__ = [
     "EXHAUSTED_TEXT", "Cut", "Delay", "FakeServer", "Fault", "Headers", "Reply", "Request",
-    "Route", "SseError", "Stall", "Step", "cut", "delay", "fault", "match", "reply",
+    "Route", "SseError", "Stall", "Step", "cut", "delay", "fault", "match", "reply", "rules",
     "sse_error", "stall", "step_from_json", "text", "thinking", "tool_result_text", "tool_use",
 ]

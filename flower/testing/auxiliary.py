@@ -8,8 +8,8 @@ get ``(fake: script exhausted)``. So the fake recognises these requests by their
 answers them without popping or counting a step (``FakeServer(auxiliary=False)`` turns
 this off, for a test that scripts the probe's answer itself).
 
-Each is recognised only by a mark an agent turn cannot carry: an agent turn always offers
-tools and a system prompt; these have neither, or carry the CLI's own title instructions.
+Each is recognised only by a mark of its own: the CLI's title instructions, the CLI's
+one-token ``quota`` check, flower's ``flower-probe`` user agent. Size alone marks nothing.
 """
 
 from __future__ import annotations
@@ -33,9 +33,9 @@ PROBE_REPLY = "ok"
 # with one of two sentences starting so (the other names the language to write in).
 _TITLE_ASK = "Write the title in "
 _TITLE_SYSTEM = "You are naming a coding session"
-# flower's probe (flower/core/env.py) sends max_tokens=16 and this user agent.
+# flower's probe (flower/core/env.py) is known by its user agent alone: a user's own small
+# request (``max_tokens: 8``, no tools) is a turn like any other and gets the script's answer.
 _PROBE_AGENT = "flower-probe"
-_PROBE_MAX_TOKENS = 16
 
 
 def kind(req: Request) -> str | None:
@@ -52,11 +52,8 @@ def kind(req: Request) -> str | None:
         return None
     if req.headers.get("user-agent", "").startswith(_PROBE_AGENT):
         return PROBE
-    max_tokens = body.get("max_tokens")
-    if max_tokens == 1 and first.strip() == "quota":
+    if body.get("max_tokens") == 1 and first.strip() == "quota":
         return QUOTA
-    if isinstance(max_tokens, int) and max_tokens <= _PROBE_MAX_TOKENS:
-        return PROBE
     return None
 
 

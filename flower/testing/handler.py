@@ -15,7 +15,7 @@ from http.server import BaseHTTPRequestHandler
 from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qsl, urlsplit
 
-from flower.testing import auxiliary, sse
+from flower.testing import auxiliary, rules, sse
 from flower.testing.request import Headers, Request
 from flower.testing.script import (
     EXHAUSTED_TEXT,
@@ -155,16 +155,33 @@ class Handler(BaseHTTPRequestHandler):
         )
         path = parts.path.rstrip("/")
         aside = None
+        refused: list[str] = []
         if fake.auxiliary and req.is_message:  # marked before a waiter can see it
             aside = auxiliary.kind(req)
             if aside is not None:
                 req.extra["auxiliary"] = aside
+        if fake.strict and req.is_message and aside is None:
+            refused = rules.violations(body)
+            if refused:
+                req.extra["rejected"] = refused[0]
+            else:
+                fake._mark_retry(req)
         fake._record(req)
         if self.command == "POST" and path.endswith("/v1/messages"):
             if aside is not None:  # the CLI's or flower's own request: no step for it
                 self._play(req, auxiliary.answer(aside), None)
                 return
+            if refused:  # as the API answers it: no step is spent on a refused turn
+                with fake._lock:
+                    fake.rejected.append(req)
+                self._json(400, sse.error_body("invalid_request_error", refused[0]))
+                return
             step, route = fake._next_step(req)
+            again = fake.answer_again(req) if req.extra.get("answered_again") else None
+            if again is not None:
+                req.extra["step"] = "Reply"
+                self._send(req, f"msg_fake_{fake._next_id('msg')}", *again)
+                return
             self._play(req, step, route)
         elif self.command == "POST" and path.endswith("/v1/messages/count_tokens"):
             self._json(200, {"input_tokens": max(1, len(raw) // 4)})
@@ -222,6 +239,12 @@ class Handler(BaseHTTPRequestHandler):
 
     def _reply(self, req: Request, step: Reply) -> None:
         msg_id, model, blocks, stop, usage, out = self.fake._materialize(req, step)
+        self._send(req, msg_id, model, blocks, stop, usage, out)
+        if not req.extra.get("exhausted"):  # delivered in full: a retry gets it again
+            self.fake._remember(req, (model, blocks, stop, usage, out))
+
+    def _send(self, req: Request, msg_id: str, model: str, blocks: list[dict[str, Any]],
+              stop: str, usage: dict[str, int], out: int) -> None:
         if req.stream:
             self._headers(200, "text/event-stream", None)
             for name, data in sse.stream_events(msg_id, model, blocks, stop, usage, out):

@@ -116,6 +116,18 @@ class Request:
         its own (it was no turn of the script); None otherwise."""
         return self.extra.get("auxiliary")
 
+    @property
+    def rejected(self) -> str | None:
+        """The API's words for why the fake refused this turn (HTTP 400, as the API
+        refuses it; flower/testing/rules.py), or None when it was not refused."""
+        return self.extra.get("rejected")
+
+    @property
+    def retry(self) -> bool:
+        """True when this turn repeats one the fake had already answered in full (same
+        session, agent and messages): it got that answer again instead of a new step."""
+        return bool(self.extra.get("retry_of"))
+
     def text(self) -> str:
         """Every message's text (incl. tool_result contents and role:system entries), joined."""
         return "\n".join(t for m in self.messages for t in _content_text(m.get("content")))

@@ -9,6 +9,7 @@ so they are swallowed instead of printing tracebacks.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import socket
 import threading
@@ -21,7 +22,13 @@ from typing import Any
 from flower.testing.handler import DEFAULT_MODEL, Handler
 from flower.testing.match import Predicate
 from flower.testing.request import Request
-from flower.testing.script import Reply, Step
+from flower.testing.script import Cut, Delay, Fault, Reply, SseError, Stall, Step
+
+# Steps a script puts in a retry's way on purpose: they are played even when the request
+# repeats one already answered (every other step waits for a new turn).
+_FAULTS = (Fault, SseError, Cut, Stall, Delay)
+# A reply as played: model, content blocks (tool ids filled in), stop reason, usage, output
+Answer = tuple[str, list[dict[str, Any]], str, dict[str, int], int]
 
 
 class Route:
@@ -63,13 +70,18 @@ class FakeServer:
 
     def __init__(self, port: int = 0, host: str = "127.0.0.1",
                  on_request: Callable[[Request], None] | None = None, *,
-                 auxiliary: bool = True) -> None:
+                 auxiliary: bool = True, strict: bool = True) -> None:
         self.host = host
         self.port = port
         self.on_request = on_request
         # answer the CLI's title/quota requests and flower's probe without a step
         # (flower/testing/auxiliary.py); False scripts them like any other request
         self.auxiliary = auxiliary
+        # refuse a turn the real API would refuse (flower/testing/rules.py), as it does: 400
+        self.strict = strict
+        self.rejected: list[Request] = []  # refused turns; ``Request.rejected`` says why
+        # what each turn was answered with, by conversation: a retry gets the same answer
+        self._answers: dict[bytes, Answer] = {}
         self.errors: list[str] = []  # unexpected handler/predicate errors (never raised)
         self.exhausted = 0  # message requests answered because no step was available
         self._lock = threading.RLock()
@@ -243,29 +255,65 @@ class FakeServer:
             self._routes.clear()
             self._fallback = None
             self._requests.clear()
+            self.rejected.clear()
+            self._answers.clear()
             self.exhausted = 0
+
+    def _queue_for(self, req: Request) -> Route | None:
+        """The queue the next step for ``req`` comes from (None: every queue is empty)."""
+        for r in self._routes:
+            if not r.queue:
+                continue
+            try:
+                hit = bool(r.predicate(req)) if r.predicate else True
+            except Exception as e:  # a buggy predicate must not kill the server
+                self.errors.append(f"route {r.name!r} predicate raised {e!r}")
+                hit = False
+            if hit:
+                return r
+        return self._default if self._default.queue else None
 
     def _next_step(self, req: Request) -> tuple[Step | None, Route | None]:
         with self._lock:
-            for r in self._routes:
-                if not r.queue:
-                    continue
-                try:
-                    hit = bool(r.predicate(req)) if r.predicate else True
-                except Exception as e:  # a buggy predicate must not kill the server
-                    self.errors.append(f"route {r.name!r} predicate raised {e!r}")
-                    hit = False
-                if hit:
-                    r.hits += 1
-                    return r.queue.popleft(), r
-            if self._default.queue:
-                self._default.hits += 1
-                return self._default.queue.popleft(), self._default
+            route = self._queue_for(req)
+            if req.extra.get("retry_of") and (
+                    route is None or not isinstance(route.queue[0], _FAULTS)):
+                req.extra["answered_again"] = True  # no fault scripted for this repeat
+                return None, None
+            if route is not None:
+                route.hits += 1
+                return route.queue.popleft(), route
             if self._fallback is not None:
                 return self._fallback, None
             self.exhausted += 1
             req.extra["exhausted"] = True
             return None, None
+
+    # ------------------------------------------------------------------ retries
+    @staticmethod
+    def conversation_key(req: Request) -> bytes:
+        """What makes two requests the same turn: one session, one agent, the same
+        messages. A retry after a timeout, a dropped stream or a refused request repeats
+        them (its ``stream``, ``max_tokens`` or tool list may differ: the CLI's non-streaming
+        fallback and its degraded re-sends change those)."""
+        convo = json.dumps([req.session_id, req.agent_id, req.messages], sort_keys=True,
+                           ensure_ascii=False)
+        return hashlib.sha256(convo.encode()).digest()
+
+    def _mark_retry(self, req: Request) -> None:
+        """Note on ``req`` which earlier answer it repeats (``extra["retry_of"]``)."""
+        with self._lock:
+            if self.conversation_key(req) in self._answers:
+                req.extra["retry_of"] = True
+
+    def _remember(self, req: Request, answer: Answer) -> None:
+        with self._lock:
+            self._answers[self.conversation_key(req)] = answer
+
+    def answer_again(self, req: Request) -> Answer | None:
+        """The answer an earlier request of this turn got in full, if any."""
+        with self._lock:
+            return self._answers.get(self.conversation_key(req))
 
     def _push_front(self, route: Route | None, step: Step | None) -> None:
         if route is not None and step is not None:
@@ -296,12 +344,14 @@ class FakeServer:
             return list(self._requests)
 
     def message_requests(self, session_id: str | None = None, *,
-                         auxiliary: bool = False) -> list[Request]:
+                         auxiliary: bool = False, rejected: bool = False) -> list[Request]:
         """Only model turns (``POST /v1/messages``), optionally for one session. The
         requests the fake answered on its own (a title, a probe) are left out unless
-        ``auxiliary=True``: they are not turns of the script."""
+        ``auxiliary=True``, and those it refused as the API would unless ``rejected=True``:
+        neither is a turn of the script."""
         return [r for r in self.requests if r.is_message
                 and (auxiliary or not r.auxiliary)
+                and (rejected or not r.rejected)
                 and (session_id is None or r.session_id == session_id)]
 
     def auxiliary_requests(self) -> list[Request]:
@@ -322,7 +372,7 @@ class FakeServer:
 
         def matching() -> list[Request]:
             return [r for r in self._requests if r.is_message and not r.auxiliary
-                    and (predicate is None or predicate(r))]
+                    and not r.rejected and (predicate is None or predicate(r))]
 
         with self._cond:
             while len(found := matching()) < count:
