@@ -70,7 +70,8 @@ class Bequest(SectionedDocument):
         """Read the model's answer (or a block this module wrote). A section that only says
         ``(无)`` counts as empty; headings in fenced code are not headings."""
         found = split_sections(strip_fences(text or ""), texts.BEQUEST_ALIASES)
-        return cls(**{k: first_filled(found.get(k, []), texts.BEQUEST_NONE) for k in _KEYS})
+        return cls(**{k: _unescape(first_filled(found.get(k, []), texts.BEQUEST_NONE))
+                      for k in _KEYS})
 
 
     def block_body(self, when: str = "") -> str:
@@ -79,9 +80,25 @@ class Bequest(SectionedDocument):
         parts = [texts.BEQUEST_TITLE]
         if when:
             parts.append(texts.BEQUEST_STAMP.format(when=when))
-        parts += [f"### {name}\n{_clip(body) or texts.BEQUEST_NONE}"
+        parts += [f"### {name}\n{_escape(_clip(body)) or texts.BEQUEST_NONE}"
                   for name, body in self._sections()]
         return "\n\n".join(parts)
+
+
+# A line that opens a code fence (```, ~~~), with any backslashes already before it.
+_FENCE_LINE = re.compile(r"^(\s*)(\\*)(`{3,}|~{3,})", re.MULTILINE)
+
+
+def _escape(body: str) -> str:
+    """Fence lines in a section get one more backslash before them: a verdict or goal that
+    carries a fence would otherwise open a code block that hides the sections after it —
+    from :meth:`Bequest.parse` and from the next tool that renders the file."""
+    return _FENCE_LINE.sub(lambda m: f"{m[1]}\\{m[2]}{m[3]}", body)
+
+
+def _unescape(body: str) -> str:
+    """:func:`_escape` undone: one backslash fewer before an escaped fence line."""
+    return re.sub(r"^(\s*)\\(\\*)(`{3,}|~{3,})", r"\1\2\3", body, flags=re.MULTILINE)
 
 
 def _clip(body: str) -> str:

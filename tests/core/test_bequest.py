@@ -10,7 +10,7 @@ import stat
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import HealthCheck, assume, example, given, settings
 from hypothesis import strategies as st
 
 from flower import texts
@@ -251,6 +251,7 @@ BODY = st.lists(st.text(st.sampled_from("abcxyz0189 中文工具,。`"), min_siz
 
 @given(what=BODY.filter(bool), accept=BODY, generated=BODY, deadends=BODY,
        workbench=BODY.filter(bool), when=st.sampled_from(["", "2026-01-02 03:04"]))
+@example(what="0", accept="", generated="", deadends="", workbench="```", when="")
 def test_a_written_block_parses_back_to_the_same_sections(
         what: str, accept: str, generated: str, deadends: str, workbench: str,
         when: str) -> None:
@@ -282,3 +283,13 @@ def test_the_prompt_asks_for_headings_the_parser_accepts() -> None:
     for field, heading in zip(texts.BEQUEST_ALIASES, texts.BEQUEST_SECTIONS, strict=True):
         assert heading in texts.BEQUEST_ALIASES[field]
         assert re.search(rf"^## {re.escape(heading)}$", texts.BEQUEST_PROMPT, re.MULTILINE)
+
+
+def test_a_fence_in_a_section_hides_nothing_after_it() -> None:
+    """A judge's verdict or a goal may carry a code fence; written as is, it would open a
+    code block that swallows every later section (found by the round-trip property)."""
+    b = mechanical(goal="md2html", verdict="未达成 — 输出:\n```\n<p>- a</p>", workbench=".flower")
+    body = b.block_body()
+    assert not any(line.lstrip().startswith(("```", "~~~")) for line in body.splitlines())
+    back = Bequest.parse(body)
+    assert back == b and back.workbench and "```" in back.accept
