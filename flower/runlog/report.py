@@ -30,9 +30,10 @@ from flower.runlog.model import (
     NoRuns,
     Row,
     RunLog,
-    in_window,
     load_runs,
+    owns,
     read_sessions,
+    rows_by_session,
     to_json,
 )
 from flower.stores.readers import DEFAULT_SCHEMA, SqliteReader
@@ -58,16 +59,17 @@ def _context(values: list[int]) -> dict[str, Any]:
             "slope": slope(values), "values": list(values)}
 
 
-def _step(row: Row, details: dict[str, SessionDetail]) -> dict[str, Any]:
+def _step(row: Row, details: dict[str, SessionDetail],
+          sharing: dict[str, list[Row]]) -> dict[str, Any]:
     main_calls: list[str] = []
     sub_calls: list[str] = []
     for sid in row.sessions:
         d = details.get(sid)
         if d is None:
             continue
-        main_calls += [n for at, n in d.main.calls if in_window(row, at)]
+        main_calls += [n for at, n in d.main.calls if owns(row, at, sharing[sid])]
         for sub in d.subagents:
-            sub_calls += [n for at, n in sub.calls if in_window(row, at)]
+            sub_calls += [n for at, n in sub.calls if owns(row, at, sharing[sid])]
     degraded = [e for e in row.errors if DEGRADED in e]
     retries = [e for e in row.errors if DEGRADED not in e]
     live = details.get(row.session_id or "")
@@ -150,7 +152,8 @@ def analyze(run_dir: Path, *, schema: str = DEFAULT_SCHEMA) -> dict[str, Any]:
     for row in log.rows:
         for sid in row.sessions:
             steps_of.setdefault(sid, []).append(row.step)
-    steps = [_step(row, details) for row in log.rows]
+    sharing = rows_by_session(log.rows)
+    steps = [_step(row, details, sharing) for row in log.rows]
     sessions = [_session(d, steps_of.get(sid, [])) for sid, d in details.items()]
     subs = [s for d in details.values() for s in d.subagents]
 

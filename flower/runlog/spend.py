@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from flower.core import ledger as _ledger
 from flower.runlog.analysis import Transcript, load_details
-from flower.runlog.model import in_window
+from flower.runlog.model import owns, rows_by_session
 
 if TYPE_CHECKING:
     from flower.runlog.model import Row, RunLog
@@ -60,11 +60,7 @@ def dispatches(log: RunLog) -> dict[int, list[Dispatch]]:
     when the store holds no subagent transcripts (or none can be read)."""
     details = load_details(log, resume=False)
     out: dict[int, list[Dispatch]] = {}
-    by_session: dict[str, list[Row]] = {}  # one pass, not one over every row per session
-    for r in log.rows:
-        for s in dict.fromkeys([r.session_id, *r.retired]):
-            if s:
-                by_session.setdefault(s, []).append(r)
+    by_session = rows_by_session(log.rows)  # one pass, not one over every row per session
     for sid, detail in details.items():
         if not detail.subagents:
             continue
@@ -96,6 +92,6 @@ def fill(log: RunLog) -> RunLog:
 def _row_at(rows: list[Row], at: float | None) -> Row:
     """The row whose time window holds ``at`` (the last one when none does)."""
     for row in rows:
-        if at is not None and row.started_at is not None and in_window(row, at):
+        if at is not None and row.started_at is not None and owns(row, at, rows):
             return row
     return rows[-1]

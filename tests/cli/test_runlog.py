@@ -567,3 +567,42 @@ def test_the_machine_words_are_the_runtimes() -> None:
     assert said(Runtime.KILLED) == texts.LOG_KILLED
     assert said(INTERRUPTED) == texts.LOG_INTERRUPTED
     assert said(HANDOFF_DUE) == texts.LOG_HANDOFF_DUE
+
+
+def test_a_round_that_starts_a_second_after_the_judge_is_counted_once(tmp_path: Path) -> None:
+    """``干活`` and ``干活#round2`` share one session and a judge runs between them: when
+    the round's first dispatch comes within the slack of the first round's end (a fast
+    judge), it belongs to the round alone — not to both (the demo once showed ``Agent×2``
+    for its work step this way)."""
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    runs = tmp_path / "runs"
+    runs.mkdir()
+    work, judge = Transcript(S1), Transcript(S2)
+
+    def dispatch(t: float, context: int) -> None:
+        work.call(t, context)
+        work.entries[-1]["message"]["content"] = [
+            {"type": "tool_use", "id": f"toolu_{len(work.entries)}", "name": "Agent",
+             "input": {"prompt": "do it", "subagent_type": "coder"}}]
+
+    work.user(T0)
+    dispatch(T0 + 1, 1000)  # round 1's dispatch
+    work.call(T0 + 3, 2000)
+    judge.call(T0 + 4.2, 500)
+    dispatch(T0 + 5.0, 3000)  # round 2's dispatch: 1 s after round 1 ended
+    work.call(T0 + 6, 4000)
+    store_all(runs / "sessions.db", project_key(ws), [(work, None), (judge, None)])
+    rows = [row("干活", RUN_A, T0, T0 + 4.0, sid=S1),
+            row("干活·判定#1", RUN_A, T0 + 4.05, T0 + 4.5, sid=S2),
+            row("干活#round2", RUN_A, T0 + 4.6, T0 + 7, sid=S1)]
+    (runs / "manifest.json").write_text(json.dumps(rows, ensure_ascii=False))
+    (runs / "lineage.json").write_text(json.dumps({"workspace": str(ws), "steps": {}}))
+
+    steps = {s["step"]: s for s in runlog.analyze(runs)["steps"]}
+    assert steps["干活"]["tool_calls"] == {"Agent": 1} and steps["干活"]["dispatches"] == 1
+    assert steps["干活#round2"]["dispatches"] == 1
+    log = runlog.load_runs(runs)
+    by_step = {r.step: r.rounds for r in log.rows}
+    assert by_step["干活"] == [1000, 2000] and by_step["干活#round2"] == [3000, 4000]
+    assert by_step["干活·判定#1"] == [500]
