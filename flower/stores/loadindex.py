@@ -37,8 +37,8 @@ from flower.stores.pruning import (
     INTERRUPT_KINDS,
     PrunePlan,
     PrunePolicy,
-    _denied_id,
     _replay,
+    is_denial,
     names_outage,
 )
 from flower.stores.transcript import (
@@ -151,7 +151,7 @@ class LoadIndex:
         if start:
             found.commands = _Calls(self, entries)
         scan(entries, into=found)
-        denials = [d for i in found.marked for d in (_denied_id(entries[i]),) if d is not None]
+        denials = [d for i in found.marked for d in (is_denial(entries[i]),) if d]
         gone = self.gone
         if prune is not None:
             everything = self.denials + denials

@@ -81,26 +81,28 @@ def _results(e: Entry) -> list[tuple[int, dict[str, Any]]]:
             if isinstance(b, dict) and b.get("type") == "tool_result"]
 
 
-def is_denial(entry: Entry) -> bool:
-    """Is ``entry`` the result of a denied tool call? Decided by the CLI's structural marker
-    (``toolDenialKind``, or a rejecting ``permissionDecision``), never by the wording, which
-    changes between CLI versions. Prune keeps only the newest ``keep_denials`` of these."""
+def is_denial(entry: Entry) -> str | None:
+    """The tool_use_id of the call ``entry`` denies, or None if it is no denial result.
+
+    Decided by the CLI's structural marker (``toolDenialKind``, or a rejecting
+    ``permissionDecision``), never by the wording, which changes between CLI versions.
+    It returns the id, not a yes/no, because the id is what prune removes (the call's
+    tool_use with its result) and what the original flower's ``is_denial`` returned;
+    ``if is_denial(e)`` reads as before. A marked entry that does not hold exactly one
+    tool_result naming a call gives None: the CLI writes one, and with several we cannot
+    tell which was denied, so prune removes nothing (removing a real result is far worse).
+    Prune keeps only the newest ``keep_denials`` of these.
+    """
     if entry.get("type") != "user" or is_protected(entry):
-        return False
+        return None
     kind = entry.get("toolDenialKind")
     decision = entry.get("permissionDecision")
-    return kind in DENIAL_KINDS or (
-        kind is None and isinstance(decision, dict) and decision.get("decision") == "reject")
-
-
-def _denied_id(e: Entry) -> str | None:
-    """tool_use_id of the call this entry denies, if it is a denial result entry."""
-    results = _results(e) if is_denial(e) else []
-    # One result per entry is what the CLI writes; with several we cannot tell which one
-    # was denied, so nothing is removed (removing a real result would be far worse).
-    if len(results) == 1 and isinstance(results[0][1].get("tool_use_id"), str):
-        return results[0][1]["tool_use_id"]
-    return None
+    if not ((isinstance(kind, str) and kind in DENIAL_KINDS) or (
+            kind is None and isinstance(decision, dict) and decision.get("decision") == "reject")):
+        return None
+    results = _results(entry)
+    tid = results[0][1].get("tool_use_id") if len(results) == 1 else None
+    return tid if isinstance(tid, str) and tid else None
 
 
 def _is_interrupt(e: Entry, block: dict[str, Any]) -> bool:
@@ -221,7 +223,7 @@ def heal_orphans(entries: list[Entry], text: str = texts.ORPHAN_RESULT) -> list[
 
 def _gone(entries: list[Entry], found: Scan, policy: PrunePolicy) -> set[str]:
     """tool_use ids of the denied calls to remove: all but the newest ``keep_denials``."""
-    denied = [d for i in found.marked for d in (_denied_id(entries[i]),) if d is not None]
+    denied = [d for i in found.marked for d in (is_denial(entries[i]),) if d]
     keep = max(policy.keep_denials, 0)
     return set(denied[: len(denied) - keep] if keep else denied)
 

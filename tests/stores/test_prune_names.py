@@ -5,6 +5,10 @@ say exactly what ``prune_entries`` acts on, on recorded transcripts of the real 
 from __future__ import annotations
 
 import copy
+from typing import Any
+
+from hypothesis import given
+from hypothesis import strategies as st
 
 from flower import texts
 from flower.stores.prune import PrunePolicy, heal_orphans, is_api_error, is_denial, prune_entries
@@ -35,6 +39,59 @@ def test_is_denial_marks_what_prune_drops() -> None:
     assert len(marked) == 3
     out, stats = prune_entries(doc["main"], PrunePolicy(keep_denials=0))
     assert stats["denials_dropped"] == 3 and not any(is_denial(e) for e in out)
+
+
+def test_is_denial_names_the_denied_call() -> None:
+    c = Chain()
+    c.prompt("go")
+    tid = c.denied()
+    denied = c.entries[-1]
+    rejected_id = c.call("Bash", {"command": "ls"})
+    rejected = c.result(rejected_id, "no", permissionDecision={"decision": "reject"})
+    ok = c.result(c.call("Bash", {"command": "ls"}), "fine")
+    assert is_denial(denied) == tid and is_denial(rejected) == rejected_id
+    assert is_denial(ok) is None and is_denial(c.entries[0]) is None
+    two = {**rejected, "message": {"role": "user", "content": [
+        *rejected["message"]["content"], {"type": "tool_result", "tool_use_id": "toolu_x"}]}}
+    assert is_denial(two) is None  # which of the two was denied? prune removes neither
+
+
+def _old_rule(e: dict[str, Any]) -> bool:
+    """What ``is_denial`` answered before it named the call: the marker alone."""
+    if e.get("type") != "user" or e.get("isMeta") is True or e.get("isCompactSummary") is True:
+        return False
+    kind, decision = e.get("toolDenialKind"), e.get("permissionDecision")
+    return kind in ("permission-rule", "automode-blocked") or (
+        kind is None and isinstance(decision, dict) and decision.get("decision") == "reject")
+
+
+_ID = st.one_of(st.text(max_size=3), st.none(), st.integers())
+_BLOCK = st.one_of(
+    st.fixed_dictionaries({"type": st.just("tool_result"), "tool_use_id": _ID}),
+    st.fixed_dictionaries({"type": st.just("text"), "text": st.text(max_size=3)}),
+    st.fixed_dictionaries({"type": st.just("tool_use"), "id": _ID}))
+_ENTRY = st.fixed_dictionaries(
+    {"type": st.sampled_from(["user", "assistant", "system"]),
+     "message": st.one_of(st.fixed_dictionaries({"content": st.lists(_BLOCK, max_size=3)}),
+                          st.fixed_dictionaries({"content": st.text(max_size=3)}))},
+    optional={"toolDenialKind": st.sampled_from(["permission-rule", "automode-blocked",
+                                                 "user-rejected", "interrupted", "x", None]),
+              "permissionDecision": st.sampled_from([{"decision": "reject"},
+                                                     {"decision": "allow"}, "reject", None]),
+              "isMeta": st.booleans(), "isCompactSummary": st.booleans()})
+
+
+@given(_ENTRY)
+def test_is_denial_is_the_marker_rule_naming_one_call(e: dict[str, Any]) -> None:
+    """For any entry: an id exactly when the old rule said "denial" and the entry holds one
+    tool_result naming a call — and then it is that result's tool_use_id."""
+    results = [b for b in e["message"]["content"]
+               if isinstance(e["message"]["content"], list) and b["type"] == "tool_result"]
+    named = [b["tool_use_id"] for b in results
+             if len(results) == 1 and isinstance(b["tool_use_id"], str) and b["tool_use_id"]]
+    got = is_denial(e)
+    assert got == (named[0] if _old_rule(e) and named else None)
+    assert bool(got) == (_old_rule(e) and bool(named))
 
 
 def test_is_api_error() -> None:
