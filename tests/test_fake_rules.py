@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import http.client
 import json
+import subprocess
+import sys
 from collections.abc import Iterator
 from typing import Any
 
@@ -219,3 +221,18 @@ def test_another_session_is_another_turn(fake: FakeServer) -> None:
     meta = {"user_id": json.dumps({"session_id": "s-2"})}
     assert post(fake, TURN)[1]["content"][0]["text"] == "one"
     assert post(fake, {**TURN, "metadata": meta})[1]["content"][0]["text"] == "two"
+
+
+@pytest.mark.parametrize(("args", "status"), [([], 400), (["--no-strict"], 200)])
+def test_process_mode_is_strict_unless_told(args: list[str], status: int) -> None:
+    proc = subprocess.Popen([sys.executable, "-m", "flower.testing", *args],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout is not None
+        url = proc.stdout.readline().strip()
+        server = FakeServer(port=int(url.rsplit(":", 1)[1]))  # host/port for post() only
+        assert post(server, ORPHAN)[0] == status
+    finally:
+        proc.terminate()
+        _, err = proc.communicate(timeout=10)
+    assert f"{1 if status == 400 else 0} refused" in err

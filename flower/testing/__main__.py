@@ -1,4 +1,5 @@
-"""``python -m flower.testing --script FILE.json [--port N] [--log FILE] [--no-auxiliary]``:
+"""``python -m flower.testing --script FILE.json [--port N] [--log FILE] [--no-auxiliary]
+[--no-strict]``:
 serve a scripted fake Anthropic API until SIGINT/SIGTERM. Prints the base URL (one line on
 stdout) first, so a wrapper can read it and export ``ANTHROPIC_BASE_URL``. Script format:
 docs/testing.md."""
@@ -75,6 +76,9 @@ def main(argv: list[str] | None = None) -> int:
                     help="script every request: the CLI's title and quota requests and "
                          "flower's credential probe pop steps too (default: answered by "
                          "the fake itself)")
+    ap.add_argument("--no-strict", action="store_true",
+                    help="accept every request (default: a request the real API refuses — a "
+                         "tool_use without its tool_result, say — gets its HTTP 400)")
     args = ap.parse_args(argv)
     script = None
     if args.script:
@@ -94,7 +98,7 @@ def main(argv: list[str] | None = None) -> int:
                 log.flush()
 
     fake = FakeServer(port=args.port, host=args.host, on_request=on_request,
-                      auxiliary=not args.no_auxiliary)
+                      auxiliary=not args.no_auxiliary, strict=not args.no_strict)
     if script is not None:
         load_script(fake, script)
     done = threading.Event()
@@ -110,7 +114,7 @@ def main(argv: list[str] | None = None) -> int:
     if log is not None:
         log.close()
     print(f"served {len(fake.message_requests())} model turns "
-          f"(+{len(fake.auxiliary_requests())} auxiliary), "
+          f"(+{len(fake.auxiliary_requests())} auxiliary, {len(fake.rejected)} refused), "
           f"{fake.remaining()} steps left, {fake.exhausted} exhausted", file=sys.stderr)
     return 0
 
