@@ -10,7 +10,7 @@ Because the coordinator's permission rests on it, this is a security boundary th
 hold without any OS sandbox. It has two halves:
 
 * the **predicate** judges the command's text — ``lexer`` (words, operators, quoting),
-  ``options`` (per-program option grammar), ``secrets`` (credential, kernel and device
+  ``options`` (per-program option grammar), ``forbidden_paths`` (credential, kernel and device
   paths, globs included), ``commands`` and ``programs`` (per-command rules, sed/awk/jq
   programs), ``git`` (git's own grammar and policy), tied together in ``predicate``.
   Unknown means no.

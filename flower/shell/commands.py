@@ -21,7 +21,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from flower.shell import programs, secrets
+from flower.shell import forbidden_paths, programs
 from flower.shell.lexer import Refused, Word
 from flower.shell.options import Parsed, Spec, parse
 
@@ -62,9 +62,9 @@ class Ctx:
         for p in paths:
             if p == "-":
                 continue
-            if secrets.kernel_path(p):
+            if forbidden_paths.kernel_path(p):
                 raise Refused(f"{prog} would read {p} (/proc, /sys and /dev are off limits)")
-            if secrets.secret_path(p):
+            if forbidden_paths.secret_path(p):
                 raise Refused(f"{prog} would print a credential file ({p})")
             if any(c in p.rsplit("/", 1)[-1] for c in "*?[") and not _GLOB_SAFE_TAIL.match(
                     p.rsplit("/", 1)[-1]):
@@ -74,14 +74,14 @@ class Ctx:
     def name(self, paths: Sequence[str]) -> None:
         """Paths the command only lists or measures: anything but kernel/device files."""
         for p in paths:
-            if secrets.kernel_path(p):
+            if forbidden_paths.kernel_path(p):
                 raise Refused(f"{self.verb.text} would touch {p} (/proc, /sys, /dev)")
             self.use.names.append(p)
 
     def root(self, paths: Sequence[str]) -> None:
         """Trees a content reader sweeps: never home, ``/``, ``/etc`` … or a secret tree."""
         for p in paths:
-            if secrets.kernel_path(p) or secrets.wide_root(p):
+            if forbidden_paths.kernel_path(p) or forbidden_paths.wide_root(p):
                 raise Refused(f"{self.verb.text} would search {p} recursively")
             self.use.roots.append(p)
 
@@ -405,7 +405,7 @@ def _grep(c: Ctx) -> None:
         ops = ops[1:]
     if p.has("-r", "--recursive"):
         c.root(ops or ["."])
-        c.insert_last_option(p, secrets.grep_excludes())
+        c.insert_last_option(p, forbidden_paths.grep_excludes())
     else:
         c.stdin(ops)
         c.read(ops)
@@ -438,7 +438,7 @@ def _rg(c: Ctx) -> None:
             raise Refused("rg without a pattern")
         ops = ops[1:]
     c.root(ops or ["."])
-    c.insert_last_option(p, secrets.rg_excludes())
+    c.insert_last_option(p, forbidden_paths.rg_excludes())
 
 
 def _tr(c: Ctx) -> None:
@@ -485,7 +485,7 @@ def _diff(c: Ctx) -> None:
     if len(ops) != 2 or ("-" in ops and not c.piped):
         raise Refused("diff needs two files")
     c.root([o for o in ops if o != "-"])
-    c.insert_after_verb(secrets.diff_excludes())
+    c.insert_after_verb(forbidden_paths.diff_excludes())
 
 
 def _uniq(c: Ctx) -> None:

@@ -34,7 +34,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from flower.shell import secrets
+from flower.shell import forbidden_paths
 from flower.shell.lexer import Refused, Word
 from flower.shell.options import Parsed, Spec, parse
 
@@ -72,8 +72,8 @@ _PATCHY = {"-p", "-u", "--patch", "-U", "--unified", "--word-diff", "--color-wor
 def _pathspec_excludes() -> str:
     """Exclude pathspecs for every secret name and tree: a patch never shows a committed
     ``.env`` or key. (Magic pathspecs need no ``--``, so they can always go last.)"""
-    pats = [f"**/{p}" for p in secrets.SECRET_NAMES + secrets.SECRET_WORDS]
-    pats += [f"**/{d}/**" for d in secrets.SECRET_DIRS] + ["**/.git/config"]
+    pats = [f"**/{p}" for p in forbidden_paths.SECRET_NAMES + forbidden_paths.SECRET_WORDS]
+    pats += [f"**/{d}/**" for d in forbidden_paths.SECRET_DIRS] + ["**/.git/config"]
     return " ".join(f"':(exclude,glob,icase){p}'" for p in pats)
 
 
@@ -200,7 +200,7 @@ def _operands(ops: list[str]) -> None:
         path = op.split(":", 1)[1] if ":" in op and not op.startswith(":(") else op
         if path.startswith(("/", "~")) or ".." in path.split("/"):
             raise Refused(f"git path outside the repository ({op})")
-        if secrets.secret_path(path):
+        if forbidden_paths.secret_path(path):
             raise Refused(f"git would show a credential file ({op})")
 
 

@@ -12,7 +12,7 @@ are applied to the real file system and the command is made safe to run:
   are switched off by name (``-c filter.<name>.clean=`` …: no flag does it generically),
   plus the fixed hardening in ``flower.shell.git``; ``git remote -v`` has credentials in
   URLs replaced by ``***``;
-* recursive readers get the secret-name exclusions from ``flower.shell.secrets``;
+* recursive readers get the secret-name exclusions from ``flower.shell.forbidden_paths``;
 * the whole command is bounded (``flower.shell.bound``).
 
 Stricter than the predicate on purpose, never looser: a command refused here but accepted
@@ -30,7 +30,7 @@ import subprocess
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from flower.shell import bound, git, secrets
+from flower.shell import bound, forbidden_paths, git
 from flower.shell.commands import Use
 from flower.shell.lexer import Refused
 from flower.shell.predicate import analyse
@@ -111,16 +111,16 @@ def check_paths(uses: Sequence[Use], cwd: str, places: Places,
 
 
 def _check_real(verb: str, kind: str, shown: str, real: str, places: Places) -> None:
-    if secrets.kernel_path(real):
+    if forbidden_paths.kernel_path(real):
         raise Refused(f"{verb}: {shown} is {real} (/proc, /sys and /dev are off limits)")
     if kind == "name":
         return
-    if secrets.secret_path(real) or _under(real, places.secret_trees) or \
+    if forbidden_paths.secret_path(real) or _under(real, places.secret_trees) or \
             real in places.secret_files:
         raise Refused(f"{verb}: {shown} is {real}, which may hold credentials")
     if kind == "read" and not _kind_ok(real):
         raise Refused(f"{verb}: {shown} is not a regular file")
-    if kind == "root" and (secrets.wide_root(real) or _contains(real, places.protected)):
+    if kind == "root" and (forbidden_paths.wide_root(real) or _contains(real, places.protected)):
         raise Refused(f"{verb}: {shown} is {real}, a tree that holds credentials")
 
 
@@ -145,7 +145,7 @@ def repo_filters(cwd: str, places: Places) -> list[str]:
     if top.returncode != 0:
         raise Refused("not inside a git work tree (git diff would compare files outside)")
     real = os.path.realpath(top.stdout.strip())
-    if secrets.wide_root(real) or _contains(real, places.protected) or \
+    if forbidden_paths.wide_root(real) or _contains(real, places.protected) or \
             _under(real, places.secret_trees):
         raise Refused(f"the git work tree is {real}, a tree that holds credentials")
     found = _git(["config", "--null", "--get-regexp", r"^filter\."], cwd)

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from flower.shell.secrets import kernel_path, normalise, secret_name, secret_path, wide_root
+from flower.shell.forbidden_paths import kernel_path, normalise, secret_name, secret_path, wide_root
 
 
 @pytest.mark.parametrize("path,want", [
