@@ -9,7 +9,6 @@ it; more than 48 rounds are folded into 48 cells (peak of each). The data is
 
 from __future__ import annotations
 
-import datetime as _dt
 import math
 import re
 import sys
@@ -18,6 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from flower import texts
+from flower.cli.tui.formats import fmt_cost, fmt_duration, fmt_time
 from flower.core import manifest as _manifest
 from flower.runlog import (
     DB_NAME,
@@ -44,33 +44,6 @@ BARS = "▁▂▃▄▅▆▇█"
 BARS_ASCII = "_.-=#"
 ERROR_LINES = 6
 _STEP_WIDTH = 28  # step names are padded up to this many cells
-
-
-def fmt_duration(seconds: float | None) -> str:
-    """``12.3s`` / ``4m05s`` / ``1h03m``; ``?`` when unknown."""
-    if seconds is None or not math.isfinite(seconds):
-        return texts.LOG_UNKNOWN
-    if seconds < 60:
-        return texts.LOG_SECONDS.format(s=seconds)
-    total = int(seconds)
-    if total < 3600:
-        return texts.LOG_MINUTES.format(m=total // 60, s=total % 60)
-    return texts.LOG_HOURS.format(h=total // 3600, m=total % 3600 // 60)
-
-
-def fmt_time(stamp: float | None) -> str:
-    """Local ``YYYY-MM-DD HH:MM:SS`` of a unix time; ``?`` when unknown or out of range."""
-    if stamp is None:
-        return texts.LOG_UNKNOWN
-    try:
-        return _dt.datetime.fromtimestamp(stamp).strftime("%Y-%m-%d %H:%M:%S")
-    except (ValueError, OverflowError, OSError):
-        return texts.LOG_UNKNOWN
-
-
-def fmt_cost(cost: float) -> str:
-    """Dollars to four decimals, as the manifest keeps them."""
-    return texts.LOG_COST.format(cost=cost)
 
 
 def sparkline(values: list[int], *, bars: str = BARS, width: int = SPARK_WIDTH) -> str:

@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
 from flower import texts
+from flower.cli.tui.formats import fmt_duration
 from flower.core.human import TOOL_NAME as ASK_TOOL
 from flower.core.resilience import in_words
 from flower.errors import one_line
@@ -85,8 +86,6 @@ def closing_line(cost: float, manifest: Any, elapsed_s: float | None = None, *,
     line = texts.CLOSING.format(cost=cost, manifest=manifest) if cap is None else \
         texts.CLOSING_CAPPED.format(cost=cost, cap=cap, manifest=manifest)
     if elapsed_s is not None:
-        from flower.cli.tui.log_view import fmt_duration
-
         line += texts.CLOSING_ELAPSED.format(elapsed=fmt_duration(elapsed_s))
     return line
 
@@ -253,7 +252,7 @@ class Renderer:
 
     def _on_cap(self, ev: Event) -> None:
         """A cap reached: the numbers; the question itself follows as an ask event."""
-        from flower.core.ledger import fmt_duration
+        from flower.core.ledger import fmt_duration as clock  # h:mm:ss, as the status bar
 
         p = ev.payload
         which = p.get("which")
@@ -261,7 +260,7 @@ class Renderer:
             return
         spent, cap = float(p.get("spent") or 0), float(p.get("cap") or 0)
         if which == "time":
-            spent, cap = fmt_duration(spent * 3600), fmt_duration(cap * 3600)  # type: ignore
+            spent, cap = clock(spent * 3600), clock(cap * 3600)  # type: ignore
         self.line(f"  ! {texts.CAP_REACHED_UI[which].format(spent=spent, cap=cap)}",
                   "bold yellow")
 
