@@ -66,3 +66,12 @@ def test_eight_processes_share_one_run_dir(layout: str, fake: FakeServer, tmp_pa
         owner = int(Path(lineage["workspace"]).name[2:])
         assert lineage["steps"] == {k: v for k, v in sessions.items()
                                     if k.startswith(f"p{owner}-")}
+
+
+@pytest.mark.stress
+@pytest.mark.parametrize("attempt", range(20))
+def test_eight_processes_in_one_workspace_again_and_again(
+        attempt: int, fake: FakeServer, tmp_path: Path, run_dir: Path,
+        cli_env: dict[str, str]) -> None:
+    """The same-workspace case twenty times (``pytest -m stress``, run under load)."""
+    test_eight_processes_share_one_run_dir("same-workspace", fake, tmp_path, run_dir, cli_env)

@@ -43,7 +43,10 @@ def _env(home: Path) -> dict[str, str]:
 @pytest.fixture(scope="module")
 def demo_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A real run folder: ``flower demo`` end to end (real SDK + bundled CLI + fake API)."""
-    base = tmp_path_factory.mktemp("analyze")
+    return _make_demo_run(tmp_path_factory.mktemp("analyze"))
+
+
+def _make_demo_run(base: Path) -> Path:
     home = base / "home"
     (home / ".claude").mkdir(parents=True)
     ws = base / "demo"
@@ -162,6 +165,21 @@ def test_report_prints_every_section(demo_run: Path, analyze: Run) -> None:
     assert "没有重试,没有交接" in out.stdout
     assert "/轮" in out.stdout  # context slope
     assert _snapshot(demo_run.parent) == before  # read-only: not one byte, no new file
+
+
+@pytest.mark.stress
+@pytest.mark.parametrize("attempt", range(20))
+def test_the_demos_work_step_dispatches_once(attempt: int, tmp_path: Path) -> None:
+    """A fresh demo each time, its judge as fast or as slow as the machine makes it: the work
+    step's one dispatch is counted once (a fast judge put round 2's dispatch inside round
+    1's window slack, and the report showed ``Agent×2``)."""
+    runs = _make_demo_run(tmp_path)
+    doc = json.loads(subprocess.run([sys.executable, "-m", "flower", "analyze", str(runs),
+                                     "--json"], capture_output=True, text=True, check=True,
+                                    env=_env(tmp_path / "home"), timeout=120).stdout)
+    steps = {s["step"]: s for s in doc["steps"]}
+    assert steps["干活"]["tool_calls"] == {"Agent": 1}, steps["干活"]
+    assert steps["干活#round2"]["tool_calls"] == {"Agent": 1}, steps["干活#round2"]
 
 
 def test_json_of_the_demo(demo_run: Path, analyze: Run) -> None:
