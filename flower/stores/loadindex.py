@@ -34,11 +34,11 @@ from collections.abc import Iterable
 from typing import Any
 
 from flower.stores.pruning import (
-    INTERRUPT_KINDS,
     PrunePlan,
     PrunePolicy,
     _replay,
     is_denial,
+    marked_interrupt,
     names_outage,
 )
 from flower.stores.transcript import (
@@ -194,8 +194,7 @@ class LoadIndex:
         self.leaves += found.leaves
         self.errors += found.errors
         self.erring += found.erring
-        self.interrupts += [i for i in found.marked
-                            if entries[i].get("toolDenialKind") in INTERRUPT_KINDS]
+        self.interrupts += [i for i in found.marked if marked_interrupt(entries[i])]
 
     # ----------------------------------------------------------------------- planning
 

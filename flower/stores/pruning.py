@@ -105,8 +105,15 @@ def is_denial(entry: Entry) -> str | None:
     return tid if isinstance(tid, str) and tid else None
 
 
+def marked_interrupt(e: Entry) -> bool:
+    """Does the CLI's ``toolDenialKind`` mark ``e`` as an interrupted call? (Any other value,
+    a list or a dict from a damaged row included, is no such mark — never a TypeError.)"""
+    kind = e.get("toolDenialKind")
+    return isinstance(kind, str) and kind in INTERRUPT_KINDS
+
+
 def _is_interrupt(e: Entry, block: dict[str, Any]) -> bool:
-    if e.get("toolDenialKind") in INTERRUPT_KINDS:
+    if marked_interrupt(e):
         return True
     body = block.get("content")
     if isinstance(body, list):
@@ -179,6 +186,7 @@ def apply_prune(entries: list[Entry], plan: PrunePlan, policy: PrunePolicy,
     drop = set(plan.errors) if policy.drop_api_errors else set()
     touched, suspects = plan.touched, plan.suspects
     work = list(entries)
+    emptied: list[int] = []
     for i in sorted(touched | suspects):
         e = work[i]
         blocks = _blocks_of(e)
@@ -190,6 +198,7 @@ def apply_prune(entries: list[Entry], plan: PrunePlan, policy: PrunePolicy,
                 and b.get("type") in ("tool_use", "tool_result"))]
             if not kept:
                 drop.add(i)
+                emptied.append(i)
                 continue
             work[i] = e = with_content(e, kept, drop=("toolUseResult",))
             blocks = kept
@@ -199,8 +208,9 @@ def apply_prune(entries: list[Entry], plan: PrunePlan, policy: PrunePolicy,
     pending = plan.pending
     inserts = (_heal(work, pending, drop, policy.orphan_text, stats)
                if policy.heal_orphans and pending else None)
+    via = _within_response(work, emptied, drop) if emptied else None
     return relink(work, drop, inserts, found=found, leaves=plan.leaves,
-                  memo=plan.relinked, children=children), stats
+                  memo=plan.relinked, children=children, via=via), stats
 
 
 def heal_orphans(entries: list[Entry], text: str = texts.ORPHAN_RESULT) -> list[Entry]:
@@ -219,6 +229,70 @@ def heal_orphans(entries: list[Entry], text: str = texts.ORPHAN_RESULT) -> list[
     work = list(entries)
     inserts = _heal(work, pending, set(), text, {"healed": 0})
     return relink(work, set(), inserts, found=found)
+
+
+def _message_id(e: Entry) -> Any:
+    message = e.get("message")
+    return message.get("id") if e.get("type") == "assistant" and type(message) is dict else None
+
+
+def _answers(e: Entry) -> set[Any]:
+    """The tool_use ids a user entry's results answer."""
+    if e.get("type") != "user":
+        return set()
+    return {b.get("tool_use_id") for b in _blocks_of(e) or ()
+            if type(b) is dict and b.get("type") == "tool_result"}
+
+
+def _calls(e: Entry) -> set[Any]:
+    """The tool_use ids an assistant entry makes."""
+    if e.get("type") != "assistant":
+        return set()
+    return {b.get("id") for b in _blocks_of(e) or ()
+            if type(b) is dict and b.get("type") == "tool_use"}
+
+
+def _within_response(entries: list[Entry], emptied: list[int], drop: set[int],
+                     ) -> dict[int, str]:
+    """Where the children of a removed denial result go: below the newest surviving result
+    of the same response before it, else its newest surviving line (for ``relink``'s
+    ``via``; entries with no such survivor keep relink's rule, their parent's survivor).
+
+    The CLI writes one line per block of a response and each parallel call's result
+    below that call's own line, and the turn goes on below the result written last; it
+    finds the other calls and results on resume because a line of their response is on
+    the chain. Relinked to the removed result's parent — the denied call's line, itself
+    removed, whose parent is whatever came before the response when it was the first
+    call — the turn would hang below none of them, and the resume would lose them all.
+    """
+    via: dict[int, str] = {}
+    for j in emptied:
+        answered = _answers(entries[j])
+        if not answered:
+            continue  # the denied call's own line: its parent is where the response began
+        call = next((k for k in range(j - 1, -1, -1) if answered & _calls(entries[k])), None)
+        mid = _message_id(entries[call]) if call is not None else None
+        if mid is None:
+            continue
+        lo = call  # the response's first line: back over its lines, results, bookkeeping
+        while lo > 0:
+            before = entries[lo - 1]
+            other = _message_id(before)
+            if (other is not None and other != mid) or (
+                    before.get("type") == "user" and not _answers(before)):
+                break
+            lo -= 1
+        span = range(j - 1, lo - 1, -1)
+        calls = {c for k in span if _message_id(entries[k]) == mid for c in _calls(entries[k])}
+        target = next((k for k in span if k not in drop and calls & _answers(entries[k])),
+                      None)
+        if target is None:
+            target = next((k for k in span if k not in drop and _message_id(entries[k]) == mid),
+                          None)
+        uid = entries[target].get("uuid") if target is not None else None
+        if type(uid) is str:
+            via[j] = uid
+    return via
 
 
 def _gone(entries: list[Entry], found: Scan, policy: PrunePolicy) -> set[str]:
@@ -260,7 +334,7 @@ def _replay(found: Scan, gone: set[str], drop: set[int], touched: set[int] | Non
 def _suspects(entries: list[Entry], found: Scan, drop: set[int]) -> set[int]:
     """Unprotected user entries that may hold an interrupted result (``_neutralize`` checks
     each block; a candidate whose erring block was removed as denied changes nothing)."""
-    marked = (i for i in found.marked if entries[i].get("toolDenialKind") in INTERRUPT_KINDS)
+    marked = (i for i in found.marked if marked_interrupt(entries[i]))
     out = {i for i in (*found.erring, *marked) if i not in drop}
     out.update(outage_results(entries, found, out | drop))
     return out

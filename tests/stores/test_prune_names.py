@@ -7,6 +7,7 @@ from __future__ import annotations
 import copy
 from typing import Any
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -147,3 +148,13 @@ def test_heal_orphans_text_and_nothing_to_heal() -> None:
     healthy.prompt("go")
     healthy.bash("ls", "a.txt")
     assert heal_orphans(healthy.entries) == healthy.entries
+
+
+@pytest.mark.parametrize("kind", [["interrupted"], {"k": 1}, 3, None, "denied"])
+def test_a_damaged_interrupt_mark_is_no_mark(kind: object) -> None:
+    """A row whose ``toolDenialKind`` is a list or a dict (a damaged or foreign row) is no
+    interrupt — and loading it raises nothing."""
+    from flower.stores.pruning import marked_interrupt
+
+    assert marked_interrupt({"toolDenialKind": kind}) is False
+    assert marked_interrupt({"toolDenialKind": "interrupted"}) is True
