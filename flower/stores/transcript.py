@@ -101,7 +101,8 @@ def relink(entries: list[Entry], drop: set[int],
            insert_after: dict[int, Entry] | None = None, *,
            found: Scan | None = None, leaves: list[int] | None = None,
            memo: dict[str, Any] | None = None,
-           children: Callable[[Iterable[Any]], Iterable[int]] | None = None) -> list[Entry]:
+           children: Callable[[Iterable[Any]], Iterable[int]] | None = None,
+           via: dict[int, Any] | None = None) -> list[Entry]:
     """Remove ``entries[i]`` for ``i in drop`` and re-attach orphans to a surviving ancestor.
 
     Must be given the FULL list including the entries being dropped: their ``parentUuid`` is
@@ -122,15 +123,20 @@ def relink(entries: list[Entry], drop: set[int],
     rows), which then walks no ``parentUuid`` at all. ``children``, given the uuids that
     move, names every entry whose ``parentUuid`` is one of them (a ``LoadIndex`` knows without
     a walk); any others it names are ignored.
+
+    ``via[i]``, for a dropped ``entries[i]``, is the uuid its children go to instead of its
+    ``parentUuid`` (still resolved to a survivor): prune's choice for a removed result of
+    a parallel call, whose parent is a line its siblings are not below.
     """
     inserts = insert_after or {}
     if not drop and not inserts:
         return list(entries)
     parent: dict[Any, Any] = {}
+    via = via or {}
     for i in drop:
         uid = entries[i].get("uuid")
         if uid.__class__ is str:
-            parent[uid] = entries[i].get("parentUuid")
+            parent[uid] = via[i] if i in via else entries[i].get("parentUuid")
     dropped = parent.keys()
     redirect = {entries[a].get("uuid"): new["uuid"] for a, new in inserts.items()}
     redirect.pop(None, None)
