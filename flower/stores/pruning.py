@@ -11,7 +11,9 @@ under the names scripts import. Trim (layer 2) drops by size and staleness; prun
    model should not resume "discussing" a connection error;
 2. denied tool calls (structural marker ``toolDenialKind == "permission-rule"``, written by
    this CLI for both ``can_use_tool`` denials and PreToolUse-hook denials) are removed as a
-   pair — tool_use and tool_result — except the newest ``keep_denials``;
+   pair — tool_use and tool_result — except the newest ``keep_denials``; what hung below
+   a removed result stays below the rest of its response (``_within_response``), or the
+   resume would lose the denied call's parallel siblings;
 3. results left by an interrupted call (kinds ``interrupted``/``user-rejected``/``cancelled``
    or ``[Request interrupted`` text) get a neutral body — the CLI's own wording tells the
    model to "STOP and wait for the user"; so does an ``Agent`` result saying the subagent
