@@ -236,3 +236,12 @@ def test_process_mode_is_strict_unless_told(args: list[str], status: int) -> Non
         proc.terminate()
         _, err = proc.communicate(timeout=10)
     assert f"{1 if status == 400 else 0} refused" in err
+
+
+def test_a_lax_fake_answers_a_repeated_turn_again_too() -> None:
+    """Retries are a matter of the turn, not of the request rules: ``strict=False`` keeps it."""
+    with FakeServer(strict=False) as lax:
+        lax.script("first", "second")
+        assert post(lax, TURN)[1]["content"][0]["text"] == "first"
+        assert post(lax, TURN)[1]["content"][0]["text"] == "first"
+        assert lax.remaining() == 1 and [r.retry for r in lax.message_requests()] == [False, True]

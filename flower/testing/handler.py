@@ -156,16 +156,17 @@ class Handler(BaseHTTPRequestHandler):
         path = parts.path.rstrip("/")
         aside = None
         refused: list[str] = []
+        again = None
         if fake.auxiliary and req.is_message:  # marked before a waiter can see it
             aside = auxiliary.kind(req)
             if aside is not None:
                 req.extra["auxiliary"] = aside
-        if fake.strict and req.is_message and aside is None:
-            refused = rules.violations(body)
+        if req.is_message and aside is None:
+            refused = rules.violations(body) if fake.strict else []
             if refused:
                 req.extra["rejected"] = refused[0]
             else:
-                fake._mark_retry(req)
+                again = fake._earlier_answer(req)
         fake._record(req)
         if self.command == "POST" and path.endswith("/v1/messages"):
             if aside is not None:  # the CLI's or flower's own request: no step for it
@@ -177,8 +178,7 @@ class Handler(BaseHTTPRequestHandler):
                 self._json(400, sse.error_body("invalid_request_error", refused[0]))
                 return
             step, route = fake._next_step(req)
-            again = fake.answer_again(req) if req.extra.get("answered_again") else None
-            if again is not None:
+            if again is not None and req.extra.get("answered_again"):
                 req.extra["step"] = "Reply"
                 self._send(req, f"msg_fake_{fake._next_id('msg')}", *again)
                 return

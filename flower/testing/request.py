@@ -60,6 +60,9 @@ class Request:
     time: float
     index: int = 0
     extra: dict[str, Any] = field(default_factory=dict)
+    # which turn this is (FakeServer.conversation_key), set once for a scripted turn: the
+    # fake looks an earlier answer up and remembers this one's under it
+    turn: bytes | None = field(default=None, repr=False, compare=False)
 
     @property
     def session_id(self) -> str | None:

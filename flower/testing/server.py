@@ -300,20 +300,21 @@ class FakeServer:
                            ensure_ascii=False)
         return hashlib.sha256(convo.encode()).digest()
 
-    def _mark_retry(self, req: Request) -> None:
-        """Note on ``req`` which earlier answer it repeats (``extra["retry_of"]``)."""
+    def _earlier_answer(self, req: Request) -> Answer | None:
+        """Key ``req`` as a turn (``req.turn``) and return the answer an earlier request of
+        that turn got in full, marking ``req`` a retry (``extra["retry_of"]``) when one did."""
+        req.turn = self.conversation_key(req)
         with self._lock:
-            if self.conversation_key(req) in self._answers:
-                req.extra["retry_of"] = True
+            answer = self._answers.get(req.turn)
+        if answer is not None:
+            req.extra["retry_of"] = True
+        return answer
 
     def _remember(self, req: Request, answer: Answer) -> None:
-        with self._lock:
-            self._answers[self.conversation_key(req)] = answer
-
-    def answer_again(self, req: Request) -> Answer | None:
-        """The answer an earlier request of this turn got in full, if any."""
-        with self._lock:
-            return self._answers.get(self.conversation_key(req))
+        """Keep the answer a scripted turn got in full (auxiliary answers are no turn's)."""
+        if req.turn is not None:
+            with self._lock:
+                self._answers[req.turn] = answer
 
     def _push_front(self, route: Route | None, step: Step | None) -> None:
         if route is not None and step is not None:
