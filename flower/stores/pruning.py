@@ -46,6 +46,7 @@ from flower.stores.transcript import (
     scan,
     site_block,
     site_text,
+    tool_uses,
     with_content,
 )
 
@@ -240,18 +241,12 @@ def _message_id(e: Entry) -> Any:
 
 def _answers(e: Entry) -> set[Any]:
     """The tool_use ids a user entry's results answer."""
-    if e.get("type") != "user":
-        return set()
-    return {b.get("tool_use_id") for b in _blocks_of(e) or ()
-            if type(b) is dict and b.get("type") == "tool_result"}
+    return {b.get("tool_use_id") for _, b in _results(e)} if e.get("type") == "user" else set()
 
 
 def _calls(e: Entry) -> set[Any]:
     """The tool_use ids an assistant entry makes."""
-    if e.get("type") != "assistant":
-        return set()
-    return {b.get("id") for b in _blocks_of(e) or ()
-            if type(b) is dict and b.get("type") == "tool_use"}
+    return {b.get("id") for b in tool_uses(e)}
 
 
 def _within_response(entries: list[Entry], emptied: list[int], drop: set[int],
