@@ -148,13 +148,10 @@ def analyze(run_dir: Path, *, schema: str = DEFAULT_SCHEMA) -> dict[str, Any]:
             and (run_dir / DB_NAME).is_file():
         log.db = "unreadable" if not _has_tables(run_dir) else log.db
 
-    steps_of: dict[str, list[str]] = {}
-    for row in log.rows:
-        for sid in row.sessions:
-            steps_of.setdefault(sid, []).append(row.step)
     sharing = rows_by_session(log.rows)
     steps = [_step(row, details, sharing) for row in log.rows]
-    sessions = [_session(d, steps_of.get(sid, [])) for sid, d in details.items()]
+    sessions = [_session(d, [r.step for r in sharing.get(sid, [])])
+                for sid, d in details.items()]
     subs = [s for d in details.values() for s in d.subagents]
 
     mains = [d.main for d in details.values()]
