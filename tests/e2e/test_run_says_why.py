@@ -79,7 +79,10 @@ async def test_the_turn_a_human_stopped_ends_marked_interrupted(
         fake: FakeServer, workspace: Path, run_dir: Path, cli_env: dict[str, str]) -> None:
     """The result that closes an interrupted turn says so (the terminal then prints
     "interrupted", not "done"); the resumed turn's result is an ordinary one."""
-    fake.script(reply("working", tool_use("Bash", {"command": "echo first"})), "carrying on")
+    # the command runs until the interrupt ends it (capped at 60 s): a turn whose tool had
+    # already finished could close as an ordinary one before the interrupt reached the CLI
+    hold = "for i in $(seq 600); do [ -e never ] && break; sleep 0.1; done; echo first"
+    fake.script(reply("working", tool_use("Bash", {"command": hold})), "carrying on")
     fake.route(match.last_user_contains("换个做法"), "按新说法做完了")
     rt = Runtime(workspace=workspace, run_dir=run_dir)
     results: list[dict] = []
