@@ -36,7 +36,7 @@ from flower.cli.context import Globals, console, dirs
 from flower.texts import NOT_A_COMMAND, NOTIFY_FLAG_HELP, RUN_FLAG_HELP
 
 COMMANDS = ("go", "run", "once", "setup", "demo", "log", "analyze", "store", "worker",
-            "status", "update")
+            "status", "update", "checkpoints", "rewind", "diff")
 # flag -> takes a value?
 GLOBAL_FLAGS = {"-w": True, "--workspace": True, "-r": True, "--run-dir": True,
                 "-v": False, "--verbose": False, "-W": False, "--workbench": False,
@@ -433,6 +433,40 @@ def analyze_cmd(g: Globals, run_dir: str | None, as_json: bool,
     from flower.cli.commands.analyze import analyze_run
 
     sys.exit(analyze_run(g, run_dir, as_json=as_json, schema=schema))
+
+
+@main.command("checkpoints", context_settings=CONTEXT)
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+@click.pass_obj
+def checkpoints_cmd(g: Globals, as_json: bool) -> None:
+    """The project's snapshots, oldest first: id, time, step, what made it, files changed."""
+    from flower.cli.commands.checkpoints import show_checkpoints
+
+    sys.exit(show_checkpoints(g, as_json=as_json))
+
+
+@main.command("rewind", context_settings=CONTEXT)
+@click.argument("checkpoint")
+@click.option("--dry-run", is_flag=True, help="Print what would change; change nothing.")
+@click.pass_obj
+def rewind_cmd(g: Globals, checkpoint: str, dry_run: bool) -> None:
+    """Restore the project's files to CHECKPOINT (the current state is kept as a
+    before-rewind checkpoint first); the steps after it run again next time."""
+    from flower.cli.commands.checkpoints import rewind
+
+    sys.exit(rewind(g, checkpoint, dry_run=dry_run))
+
+
+@main.command("diff", context_settings=CONTEXT)
+@click.argument("checkpoint")
+@click.argument("other", required=False)
+@click.option("--stat", is_flag=True, help="Only the files and their line counts.")
+@click.pass_obj
+def diff_cmd(g: Globals, checkpoint: str, other: str | None, stat: bool) -> None:
+    """What changed from CHECKPOINT to OTHER (default: the project now)."""
+    from flower.cli.commands.checkpoints import diff
+
+    sys.exit(diff(g, checkpoint, other, stat=stat))
 
 
 @main.group("store", context_settings=CONTEXT)

@@ -54,6 +54,16 @@ class Attempt:
         self.expect = ""  # the configured model, until the served one has been compared
         self.capped: list[str] = []  # "budget"/"time": a cap of the run stopped this turn
 
+    def _report_hook(self, spec: AgentSpec) -> Any:
+        """A checkpoint at each worker's report, for a role that dispatches workers."""
+        from flower.core.guard import can_dispatch, report_guard
+
+        rt = self.rt
+        if rt.checkpoints is None or not can_dispatch(spec):
+            return None
+        step = self.result.step
+        return {"PostToolUse": [report_guard(lambda: rt.checkpoint("worker-report", step))]}
+
     async def run(self, spec: AgentSpec, prompt: str, *, resume: str | None, fork: bool,
                   resume_at: str | None) -> None:
         """Connect, send ``prompt``, stream the response, disconnect; an SDK failure becomes
@@ -113,7 +123,8 @@ class Attempt:
             # a session written from another workspace path: make it loadable under ours
             await anyio.to_thread.run_sync(rt._adopt, resume)
         options = build_options(
-            guarded(spec, rt.workbench, rt.spill_threshold), cwd=rt.workspace,
+            guarded(spec, rt.workbench, rt.spill_threshold, reports=self._report_hook(spec)),
+            cwd=rt.workspace,
             session_store=rt.store, resume=resume, fork=fork, resume_at=resume_at,
             portable=rt.portable, add_dirs=add_dirs, extra_env=rt._agent_env(),
             sandbox=rt.sandbox,
@@ -209,12 +220,14 @@ class Attempt:
 
 
 def guarded(spec: AgentSpec, workbench: Workbench | None,
-            spill_threshold: int | None) -> AgentSpec:
+            spill_threshold: int | None, reports: Any = None) -> AgentSpec:
     """``spec`` with the hooks its role needs (walls, foreground dispatch, workbench
-    housekeeping) merged after the author's own — installed afresh on every attempt."""
+    housekeeping, a checkpoint at each worker's report) merged after the author's own —
+    installed afresh on every attempt."""
     from flower.core.guard import merge_hooks, role_hooks
 
-    walls = role_hooks(spec, workbench=workbench, spill_threshold=spill_threshold)
+    walls = merge_hooks(role_hooks(spec, workbench=workbench,
+                                   spill_threshold=spill_threshold), reports)
     return replace(spec, hooks=merge_hooks(spec.hooks, walls)) if walls else spec
 
 

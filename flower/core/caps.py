@@ -105,6 +105,22 @@ async def ask_to_raise(which: str, ledger: Ledger, channel: Any, emit: EventSink
     return True
 
 
+async def within_caps(ledger: Ledger, channel: Any, result: StepResult,
+                      emit: EventSink) -> bool:
+    """Before each attempt: under both caps, or a cap raised by the human's answer.
+    False stops the step with ``budget``/``time`` as its error."""
+    while True:
+        which = ledger.exceeded()
+        if which is None:
+            return True
+        if not await ask_to_raise(which, ledger, channel, emit):
+            result.ok, result.error = False, which
+            if which not in result.errors:
+                result.errors.append(which)
+            ledger.stop(which)
+            return False
+
+
 def continue_hint(which: str, ledger: Ledger) -> str:
     """The one line a run stopped at a cap ends with: how to go on (twice the cap)."""
     used, cap = ledger.reading(which)

@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -327,6 +327,18 @@ def spill_guard(workbench: Workbench, *, threshold: int = 4000, tools: str = BUL
                                        "updatedToolOutput": shrunk}}
 
     return _matcher(tools, hook)
+
+
+def report_guard(take: Callable[[], Awaitable[None]]) -> HookMatcher:
+    """After a worker's report reaches the coordinator (its ``Agent``/``Task`` call
+    returns), snapshot the project: what that worker left is a checkpoint of its own."""
+
+    async def hook(data: dict[str, Any], tool_use_id: str | None, context: Any) -> dict:
+        if data.get("tool_name") in ("Agent", "Task") and is_main_thread(data):
+            await take()
+        return {}
+
+    return _matcher("Agent|Task", hook)
 
 
 # ------------------------------------------------------------------ assembly

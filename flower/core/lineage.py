@@ -277,6 +277,18 @@ class Lineage:
 
         self._update(change)
 
+    def forget(self, steps: Iterable[str]) -> None:
+        """Drop ``steps``' sessions (a rewind to before them): the next run starts those
+        steps afresh. The sessions themselves stay in the store."""
+        names = set(steps)
+
+        def change() -> None:
+            for name in names:
+                self.steps.pop(name, None)
+                self._mine.add(name)  # what this object says about it wins the merge
+
+        self._update(change)
+
     def bump(self) -> int:
         """Count one more wake (1 on the first run), persist it and return it."""
 

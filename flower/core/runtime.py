@@ -27,6 +27,8 @@ from typing import TYPE_CHECKING, Any
 from flower import texts
 from flower.core.agent import AgentSpec, HandoffPolicy
 from flower.core.attempt import Attempt, EventSink
+from flower.core.caps import within_caps
+from flower.core.checkpoints import Position, checkpoints_for, hold_active, try_take
 from flower.core.env import check_credentials, load_dotenv, redact, secret_values
 from flower.core.events import Event
 from flower.core.handoff_control import HANDOFF_DUE, HandoffControl
@@ -134,6 +136,7 @@ class Runtime:
         budget: float | None = None,
         max_hours: float | None = None,
         ledger: bool = True,
+        checkpoints: bool | None = None,
     ) -> None:
         # --sandbox on|strict without a sandbox here: an error before anything else happens
         self.sandbox: SandboxPolicy = sandbox_policy(sandbox)
@@ -193,6 +196,10 @@ class Runtime:
         self._interrupt = Interrupt()
         self._current: StepResult | None = None
         self._handoff_ctl = HandoffControl(self)  # per-step handoff state
+        # snapshots of the project (checkpoints.py); None: off (FLOWER_CHECKPOINTS=0, no git)
+        self.checkpoints = checkpoints_for(self.run_dir, self.workspace, checkpoints)
+        self.position: Position | None = None  # where Workflow.run_step is (for a rewind)
+        self._active = hold_active(self.run_dir)  # `flower rewind` waits for us to end
 
     def _make_workbench(self, workbench: Workbench | bool) -> Workbench | None:
         if workbench is False or workbench is None:
@@ -246,6 +253,9 @@ class Runtime:
 
     def close(self) -> None:
         self.store.close()
+        if self._active is not None:
+            os.close(self._active)
+            self._active = None
 
     # -- interrupt and rescue ------------------------------------------------------------
 
@@ -323,8 +333,17 @@ class Runtime:
 
             with anyio.CancelScope(shield=True):  # a cancelled step is still recorded,
                 await anyio.to_thread.run_sync(self._write_manifest)  # off the event loop
+                await self.checkpoint("step-end", name)
             self.ledger.write()  # this process's working time, at every step's end
         return result
+
+    async def checkpoint(self, kind: str, step: str) -> None:
+        """Snapshot the project (off the event loop; a git failure is only logged)."""
+        if self.checkpoints is not None:
+            import anyio.to_thread
+
+            await anyio.to_thread.run_sync(try_take, self.checkpoints, kind, step,
+                                           self.position)
 
     async def _rounds(self, spec: AgentSpec, prompt: str, nxt: _Next, result: StepResult,
                       emit: EventSink) -> None:
@@ -337,7 +356,7 @@ class Runtime:
         while True:
             attempt += 1
             result.attempts = attempt
-            if not await self._within_caps(result, emit):
+            if not await within_caps(self.ledger, self.channel, result, emit):
                 break
             seen = len(result.errors)
             await self._attempt(spec, nxt.prompt, result, resume=nxt.resume, fork=nxt.fork,
@@ -369,22 +388,6 @@ class Runtime:
                 break
             if not await self._before_retry(nxt, result, attempt, emit):
                 break
-
-    async def _within_caps(self, result: StepResult, emit: EventSink) -> bool:
-        """Before each attempt: under both caps, or a cap raised by the human's answer
-        (caps.py). False stops the step with ``budget``/``time`` as its error."""
-        from flower.core.caps import ask_to_raise
-
-        while True:
-            which = self.ledger.exceeded()
-            if which is None:
-                return True
-            if not await ask_to_raise(which, self.ledger, self.channel, emit):
-                result.ok, result.error = False, which
-                if which not in result.errors:
-                    result.errors.append(which)
-                self.ledger.stop(which)
-                return False
 
     async def _after_interrupt(self, nxt: _Next, result: StepResult, attempt: int,
                                emit: EventSink) -> None:

@@ -25,10 +25,6 @@ ONLINE_AGAIN = "{host}:{port} 恢复,继续"
 # Runtime(): the run dir records whole transcripts; wider modes found there were narrowed.
 RUN_DIR_TIGHTENED = "{path} 里有 {n} 个文件或目录别人也能读(里面是完整的对话和工具读过的内容),已改成只有你能读写"
 
-# flower/stores/indexfile.py: a load index whose seal does not match (someone wrote it).
-INDEX_FORGED = ("{path} 被改过(封印对不上),不用它:这次续接按数据库里原样的对话重新整理"
-                "(只是慢一点)")
-
 # --- env / credentials ------------------------------------------------------------------
 
 # check_credentials(): what is missing, where flower looked, how to fix it.
@@ -468,6 +464,27 @@ BASE_URL_NO_HOST = (
 SETTING_FROM_ENV = "来自进程环境变量"
 SETTING_FROM_FILE = "来自 {path}"
 SETTING_DEFAULT = "没设置,用的默认值"
+# flower checkpoints / rewind / diff (flower.core.checkpoints): snapshots of the project
+CP_NONE = "{ws} 还没有检查点:每一步结束、每个子任务回报、每轮判定之前,flower 会自动拍一个"
+CP_HEADER = "检查点({ws},从旧到新):"
+CP_ROW = "#{id:<4} {when}  {kind:<13}  {step}  新增 {added} · 改动 {changed} · 删除 {removed}"
+CP_ROW_SKIPPED = "       没收进去 {n} 个:{names}(单个文件上限 {mb} MB,嵌套的 git 仓库不收)"
+CP_ROW_REWIND = "       回退到 #{to} 之前的样子"
+CP_HINT = "回到某个检查点:flower rewind ID(先看看:--dry-run);比较:flower diff ID [ID2]"
+CP_UNKNOWN = "没有编号为 {id} 的检查点:flower checkpoints 列出有哪些"
+CP_NOT_A_NUMBER = "检查点编号是数字(如 3),收到的是 {id!r}:flower checkpoints 列出有哪些"
+CP_RUN_ACTIVE = ("{run_dir} 里还有 flower 在跑:文件不能在它脚下换掉。等它结束(或先停掉它)"
+                 "再回退")
+CP_NO_GIT = "检查点要用 git,这台机器上找不到:装上 git 再试"
+CP_FAILED = "检查点读写失败:{error}"
+CP_LOG_LINE = "检查点 {n} 个,最新 #{id} {kind} {step} · flower checkpoints 看全部"
+REWIND_PLAN = "回退到 #{id}({kind} {step})要改回 {written} 个、恢复 {created} 个、删掉 {removed} 个文件"
+REWIND_DRY = "(--dry-run:什么都没动)"
+REWIND_DONE = "已回退到 #{id}({kind} {step}):改回 {written} 个、恢复 {created} 个、删掉 {removed} 个文件"
+REWIND_UNDO = "回退前的样子存成了检查点 #{before}:反悔就 flower rewind {before}"
+REWIND_KEPT = "没动 {n} 个文件(当前快照没收它们:太大或被忽略):{names}"
+REWIND_STEPS = "下次运行 flower 会重跑这些步骤:{steps}"
+REWIND_DOCS = "它们冻结的文档挪到了 {path}(没删)"
 # flower log: the machine-written errors of a stopped step, in words.
 LOG_ABORTED_CTRL_C = "被 Ctrl-C 停下"
 LOG_ABORTED_CANCELLED = "被取消(运行被停下,这一步没做完)"

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from flower import texts
 from flower.core.agent import AgentSpec
+from flower.core.checkpoints import Position
 from flower.core.events import Event
 from flower.core.ledger import CAP_ERRORS
 from flower.errors import one_line
@@ -73,6 +74,9 @@ class Step:
     #: ``flower log``; called once, when the last attempt was rejected. ``None`` (or an
     #: empty answer) books the generic ``texts.GATE_REJECTED``.
     explain: Callable[[StepResult, Ctx], str] | None = None
+    #: The file this step freezes (``需求.md``, ``目标.md``), if any: a rewind to before
+    #: the step moves it aside so the step runs again (flower.core.checkpoints).
+    document: str | None = None
 
     def __post_init__(self) -> None:
         if self.name.startswith("_"):
@@ -164,6 +168,11 @@ class Workflow:
                 break
         return ctx
 
+    def position(self, index: int) -> Position:
+        """Where step ``index`` sits, as a checkpoint records it for a later rewind."""
+        return Position(index=index, order=[s.name for s in self.steps],
+                        documents={s.name: s.document for s in self.steps if s.document})
+
     async def run_step(
         self,
         step: Step,
@@ -182,6 +191,8 @@ class Workflow:
         activity runs, so both honour the same rules. ``lineage`` is told each session id
         of the step the moment it is known; ``None`` records nothing.
         """
+        if hasattr(runtime, "checkpoint"):  # a duck-typed runtime needs only run()
+            runtime.position = self.position(index)
         raw, on_event = on_event, self.shielded(on_event)
         if raw is not None and ctx.get("_on_event") is raw:  # a judge's gate emits through it
             ctx["_on_event"] = on_event

@@ -95,7 +95,7 @@ def clarify_step(channel: Any, *, brief_path: str | Path, prompt: str | Callable
 
     return Step(name, agent, first_prompt, retries=retries, gate=gate, on_fail=on_fail,
                 when=when, on_reject=on_reject, resume_prompt=resume_prompt, reduce=reduce,
-                explain=explain)
+                explain=explain, document=str(path))
 
 
 def _with_log(text: str, log_path: str | Path | None) -> str:

@@ -91,7 +91,7 @@ def goal_step(channel: Any, *, goal_path: str | Path, brief_key: str = "确认�
         return ctx[GOAL_KEY].prompt_block()
 
     return Step(name, agent, prompt, retries=retries, gate=gate, on_fail=on_fail, when=when,
-                reduce=reduce)
+                reduce=reduce, document=str(path))
 
 
 def _manifest_of(runtime: Any) -> Path:
@@ -163,6 +163,9 @@ def with_goal(step: Step, channel: Any, *, goal_path: str | Path, spec: AgentSpe
         if emit is not None:
             emit(Event("task", text=texts.JUDGE_ROUND.format(label=f"{label}#{n}"),
                        payload={"judge": f"{label}#{n}", "round": n}))
+        snapshot = getattr(runtime, "checkpoint", None)  # what the judge is about to read
+        if snapshot is not None:
+            await snapshot("before-judge", f"{label}#{n}")
         judged = await runtime.run(agent, prompt, step_name=f"{label}#{n}", on_event=emit)
         if not judged.ok:  # a broken judge is not a verdict; more work rounds won't fix it
             raise StepAbort(texts.JUDGE_FAILED.format(error=judged.error))

@@ -288,4 +288,22 @@ def main(run_dir: str | None, *, as_json: bool, console: Console | None = None,
         con.out(json_text(to_json(log), secrets), highlight=False)
     else:
         render(log, con, secrets=secrets)
+        _checkpoints_line(folder, con)
     return 0
+
+
+def _checkpoints_line(folder: Path, con: Console) -> None:
+    """The newest checkpoint of the folder (flower checkpoints lists them all)."""
+    from flower.core.checkpoints import DIRNAME, Checkpoints
+    from flower.core.shadow import ShadowError
+
+    if not (folder / DIRNAME / "HEAD").is_file():
+        return
+    try:
+        listed = Checkpoints(folder, folder.resolve().parent).list()
+    except (ShadowError, OSError):
+        return
+    if listed:
+        last = listed[-1]
+        con.print(texts.CP_LOG_LINE.format(n=len(listed), id=last.id, kind=last.kind,
+                                           step=last.step), highlight=False, markup=False)
