@@ -28,6 +28,7 @@ calib_path = windows_path
 if TYPE_CHECKING:  # the SDK is imported lazily: `flower --help` must not pay for it
     from claude_agent_sdk import ClaudeAgentOptions, SessionStore
 
+    from flower.core.runstate import RunState
     from flower.core.sandbox import SandboxPolicy
 
 #: Domain skills and agents shipped *inside* the installed package (kept at the
@@ -282,6 +283,7 @@ def build_options(
     prelude: str = "",
     extra_env: dict[str, str] | None = None,
     sandbox: SandboxPolicy | None = None,
+    state: RunState | None = None,
 ) -> ClaudeAgentOptions:
     """Compile ``spec`` into ``ClaudeAgentOptions``.
 
@@ -289,7 +291,8 @@ def build_options(
     is layered *under* the spec's own env (flower's defaults never override the author).
     ``sandbox`` walls the spec's Bash as its role and the policy say (None: no sandbox, as
     before there was one); it may move the model credential out of the env into an
-    ``apiKeyHelper`` and add hooks after the spec's own.
+    ``apiKeyHelper`` and add hooks after the spec's own. ``state``: the run state no role
+    may write (``flower.core.runstate``; with ``sandbox`` only).
     """
     from claude_agent_sdk import ClaudeAgentOptions
 
@@ -310,7 +313,7 @@ def build_options(
                       config_dir=env["CLAUDE_CONFIG_DIR"], add_dirs=add_dirs or (),
                       can_dispatch=spec.delegate_only or bool(spec.agents),
                       hide=[k for k in extra_env or {} if k not in spec.env
-                            and k not in _KEEP_FOR_BASH])
+                            and k not in _KEEP_FOR_BASH], state=state)
         settings = walled.settings_json()
         if walled.hooks:
             hooks = {k: list(v) for k, v in (hooks or {}).items()}

@@ -27,6 +27,7 @@ from flower.core.events import SYNTHETIC_MODEL, Event, normalize
 from flower.core.handoff_control import HANDOFF_DUE
 from flower.core.interrupts import INTERRUPTED, Stopper, say_goodbye, watch
 from flower.core.resilience import is_fatal_retry
+from flower.core.runstate import of_runtime
 
 if TYPE_CHECKING:
     from claude_agent_sdk import ClaudeAgentOptions
@@ -127,7 +128,7 @@ class Attempt:
             cwd=rt.workspace,
             session_store=rt.store, resume=resume, fork=fork, resume_at=resume_at,
             portable=rt.portable, add_dirs=add_dirs, extra_env=rt._agent_env(),
-            sandbox=rt.sandbox,
+            sandbox=rt.sandbox, state=of_runtime(rt),
         )
         return prompt, options
 

@@ -39,6 +39,7 @@ from flower.core.manifest import Manifest
 from flower.core.paths import project_key as _project_key
 from flower.core.privacy import open_run_dir
 from flower.core.resilience import Resilience, classify, in_words, misconfigured, nap
+from flower.core.runstate import check_state_paths
 from flower.core.sandbox import SandboxPolicy, sandbox_policy
 from flower.errors import CredentialsMissing, SandboxUnavailable
 from flower.stores.backend import layered_store
@@ -145,6 +146,7 @@ class Runtime:
             raise SandboxUnavailable(unavailable)
         self.workspace = Path(workspace).expanduser().resolve()
         self.workspace.mkdir(parents=True, exist_ok=True)
+        check_state_paths(self.workspace, Path(run_dir))  # before anything is made through it
         self.run_dir = Path(run_dir).expanduser().resolve()
         # whole transcripts live here: 0700, flower's files 0600, wider ones narrowed once
         tightened = open_run_dir(self.run_dir, self.workspace)

@@ -43,6 +43,7 @@ from typing import Any
 
 from flower import config, texts
 from flower.core.env import is_secret
+from flower.core.runstate import RunState, guard_hooks, secret_dirs
 from flower.errors import SandboxUnavailable
 
 __all__ = ["DEFAULT_DOMAINS", "MODES", "WALLS", "Plan", "Platform", "SandboxPolicy",
@@ -291,19 +292,27 @@ def settings_for(wall: str, *, workspace: str | Path, home: str | Path,
                  config_dir: str | Path, add_dirs: Sequence[str | Path] = (),
                  domains: Sequence[str] = (), weak: bool = False,
                  hide_env: Sequence[str] = (), hide_files: Sequence[str | Path] = (),
-                 key_helper: str | None = None, escape: bool = False) -> dict[str, Any] | None:
-    """The CLI settings (``--settings`` JSON) that build ``wall``; None for ``off``.
+                 key_helper: str | None = None, escape: bool = False,
+                 protect: Sequence[str | Path] = (),
+                 deny_rules: Sequence[str] = ()) -> dict[str, Any]:
+    """The CLI settings (``--settings`` JSON) that build ``wall``.
 
     Pure, so the unit tests can pin what each role gets. ``hide_env``: variables unset for
     sandboxed commands; ``hide_files``: more paths to hide (the ``.env`` files flower reads,
     the helper's key file); ``escape``: the coordinator's workers may leave the sandbox
-    (:func:`escape_hooks` decides who actually does).
+    (:func:`escape_hooks` decides who actually does); ``protect``: the run state no
+    sandboxed command may write (``flower.core.runstate``); ``deny_rules``: more permission
+    rules (the run state's ``Edit`` rules). Every wall, ``off`` too, gets the ``Read`` deny
+    rules of the credentials: they hold for every tool call of the CLI process, a
+    coordinator's workers included.
     """
     if wall not in WALLS:
         raise ValueError(f"unknown sandbox wall {wall!r}")
-    if wall == OFF:
-        return None
     ws, home_p, cfg = Path(workspace), Path(home), Path(config_dir)
+    permissions = {"deny": [*read_rules(workspace=ws, home=home_p, config_dir=cfg,
+                                        extra=hide_files), *deny_rules]}
+    if wall == OFF:
+        return {"permissions": permissions}
     writes = wall in (WORKSPACE, WORKER)
     fs: dict[str, Any] = {
         # a coordinator's workers leave its sandbox but share its environment: git's global
@@ -322,6 +331,7 @@ def settings_for(wall: str, *, workspace: str | Path, home: str | Path,
             if any(_inside(Path(p), home_p) for p in fs["allowWrite"]) else [str(home_p)]
         if wall == WORKSPACE and add_dirs:
             fs["denyWrite"] += [str(d) for d in add_dirs if not _inside(Path(d), ws)]
+    fs["denyWrite"] = list(dict.fromkeys([*fs["denyWrite"], *map(str, protect)]))
     sandbox: dict[str, Any] = {
         "enabled": True,
         "failIfUnavailable": True,  # never silently unsandboxed once flower asked for it
@@ -338,10 +348,7 @@ def settings_for(wall: str, *, workspace: str | Path, home: str | Path,
         sandbox["credentials"] = {"envVars": [{"name": n, "mode": "deny"} for n in names]}
     if weak:
         sandbox["enableWeakerNestedSandbox"] = True
-    out: dict[str, Any] = {"sandbox": sandbox}
-    if not escape:  # a coordinator's unsandboxed workers keep reading what they read today
-        out["permissions"] = {"deny": read_rules(workspace=ws, home=home_p, config_dir=cfg,
-                                                 extra=hide_files)}
+    out: dict[str, Any] = {"sandbox": sandbox, "permissions": permissions}
     if key_helper:
         out["apiKeyHelper"] = key_helper
     return out
@@ -532,11 +539,13 @@ class Plan:
 def plan(policy: SandboxPolicy, *, role: str, tools: Sequence[str], override: str | None,
          env: dict[str, str], cwd: str | Path, home: str | Path, config_dir: str | Path,
          add_dirs: Sequence[str | Path] = (), can_dispatch: bool = False,
-         hide: Sequence[str] = ()) -> Plan:
+         hide: Sequence[str] = (), state: RunState | None = None) -> Plan:
     """The sandbox of one attempt; blanks the model credential in ``env`` when it moves it.
 
     ``hide``: more variables to unset for Bash (flower's own layer: what ``.env`` files
-    gave the agent — they come from files Bash may not read).
+    gave the agent — they come from files Bash may not read). ``state``: the run state no
+    role may write (``flower.core.runstate``). Every wall, ``off`` too, gets the permission
+    rules and the hooks of ``runstate.guard_hooks``.
 
     Raises ``SandboxUnavailable`` when the spec asks for ``on``/``strict`` on a machine
     without a sandbox (the Runtime checks its own mode before any model call).
@@ -546,12 +555,17 @@ def plan(policy: SandboxPolicy, *, role: str, tools: Sequence[str], override: st
     if problem:
         raise SandboxUnavailable(problem)
     wall = policy.wall(role, tools, override)
+    hide_files: list[str | Path] = [*flower_env_files(), *secret_dirs()]
+    walls: dict[str, Any] = {
+        "workspace": Path(cwd).resolve(), "home": Path(home), "config_dir": Path(config_dir),
+        "hide_files": hide_files, "protect": state.binds if state else (),
+        "deny_rules": state.rules if state else ()}
     if wall == OFF:
-        return Plan()
+        settings = settings_for(OFF, **walls)
+        return Plan(wall=OFF, settings=settings, hooks=_guards(settings, state))
     escape = wall == READONLY and can_dispatch
     hide_env = [*secret_names({**os.environ, **env}), *hide]
     moved = move_key(env)
-    hide_files: list[str | Path] = [*flower_env_files()]
     if moved is not None:
         hide_files.append(moved[1].parent.parent)  # every flower process's keys
     if not escape and not {**os.environ, **env}.get("GIT_CONFIG_GLOBAL"):
@@ -559,9 +573,18 @@ def plan(policy: SandboxPolicy, *, role: str, tools: Sequence[str], override: st
         if copy is not None:
             env["GIT_CONFIG_GLOBAL"] = str(copy)
     settings = settings_for(
-        wall, workspace=Path(cwd).resolve(), home=Path(home), config_dir=Path(config_dir),
-        add_dirs=[Path(d) for d in add_dirs], domains=policy.allow_domains,
-        weak=policy.machine().weak, hide_env=hide_env, hide_files=hide_files,
-        key_helper=moved[0] if moved else None, escape=escape)
-    return Plan(wall=wall, settings=settings, hooks=escape_hooks() if escape else {})
+        wall, add_dirs=[Path(d) for d in add_dirs], domains=policy.allow_domains,
+        weak=policy.machine().weak, hide_env=hide_env,
+        key_helper=moved[0] if moved else None, escape=escape, **walls)
+    hooks = _guards(settings, state)
+    if escape:
+        for event, matchers in escape_hooks().items():
+            hooks.setdefault(event, []).extend(matchers)
+    return Plan(wall=wall, settings=settings, hooks=hooks)
+
+
+def _guards(settings: dict[str, Any], state: RunState | None) -> dict[str, list[Any]]:
+    """The hooks behind the settings' own rules, made from those very rules."""
+    rules = [r for r in settings["permissions"]["deny"] if r.startswith("Read(")]
+    return guard_hooks(rules, state)
 

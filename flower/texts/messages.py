@@ -25,6 +25,14 @@ ONLINE_AGAIN = "{host}:{port} 恢复,继续"
 # Runtime(): the run dir records whole transcripts; wider modes found there were narrowed.
 RUN_DIR_TIGHTENED = "{path} 里有 {n} 个文件或目录别人也能读(里面是完整的对话和工具读过的内容),已改成只有你能读写"
 
+# flower/stores/indexfile.py: a load index whose seal does not match (someone wrote it).
+INDEX_FORGED = ("{path} 被改过(封印对不上),不用它:这次续接按数据库里原样的对话重新整理"
+                "(只是慢一点)")
+
+# flower/core/runstate.py: the run dir / spill dir inside the workspace is, or goes through, a link.
+RUN_STATE_SYMLINK = ("{path} 是一个符号链接(指向 {target}),flower 不往里记运行状态:可能是 agent 放的。"
+                     "确认后删掉这个链接(rm {path}),或用 --run-dir 指一个真实的目录")
+
 # --- env / credentials ------------------------------------------------------------------
 
 # check_credentials(): what is missing, where flower looked, how to fix it.

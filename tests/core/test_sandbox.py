@@ -79,8 +79,16 @@ def build(wall: str, **kw) -> dict:
     return out
 
 
-def test_off_builds_nothing() -> None:
-    assert settings_for("off", workspace=WS, home=HOME, config_dir=CFG) is None
+def test_off_builds_no_sandbox_but_keeps_the_credential_and_run_state_rules() -> None:
+    """Wall ``off`` (a worker under ``auto``, ``--sandbox off``): no sandbox, but the same
+    Read deny rules as every wall, and the run state's Edit rules."""
+    s = settings_for("off", workspace=WS, home=HOME, config_dir=CFG,
+                     deny_rules=["Edit(//w/proj/runs/**)"], protect=["/w/proj/runs"])
+    assert set(s) == {"permissions"}
+    rules = s["permissions"]["deny"]
+    assert rules == [*build("readonly")["permissions"]["deny"], "Edit(//w/proj/runs/**)"]
+    assert f"Read(/{HOME}/.ssh/**)" in rules and f"Read(/{WS}/**/.env)" in rules
+    assert f"Read(/{HOME}/.claude.json)" in rules and f"Read(/{CFG}/.credentials.json)" in rules
     with pytest.raises(ValueError):
         settings_for("half", workspace=WS, home=HOME, config_dir=CFG)
 
@@ -107,10 +115,11 @@ def test_readonly_writes_nowhere_reaches_no_host_and_hides_the_credentials() -> 
     assert "enableWeakerNestedSandbox" not in box and "apiKeyHelper" not in s
 
 
-def test_a_coordinator_lets_workers_out_and_keeps_their_reads() -> None:
+def test_a_coordinator_lets_workers_out_but_not_at_the_credentials() -> None:
     s = build("readonly", escape=True)
     assert s["sandbox"]["allowUnsandboxedCommands"] is True
-    assert "permissions" not in s  # its unsandboxed workers read what they read today
+    # the rules hold for the whole CLI process: the coordinator's and its workers' tools
+    assert s["permissions"] == build("readonly")["permissions"]
     hidden = s["sandbox"]["filesystem"]["denyRead"]
     assert str(HOME / ".gitconfig") not in hidden  # git refuses to run without it
     assert str(HOME / ".git-credentials") in hidden and str(HOME / ".ssh") in hidden
@@ -341,12 +350,15 @@ def test_build_options_walls_each_role(tmp_path: Path, monkeypatch: pytest.Monke
     for spec in (clarify("澄清", None), oracle()):
         assert settings_of(build_options(spec, cwd=tmp_path, sandbox=p))["sandbox"]["enabled"]
     plain = AgentSpec(name="x", instructions="", allowed_tools=["Bash"])
-    assert build_options(plain, cwd=tmp_path, sandbox=p).settings is None
+    unwalled = build_options(plain, cwd=tmp_path, sandbox=p)
+    assert set(settings_of(unwalled)) == {"permissions"}  # no sandbox, the rules still
+    assert set(unwalled.hooks) == {"PreToolUse"}  # and the second layer behind them
     assert settings_of(build_options(plain, cwd=tmp_path, sandbox=policy("strict")))
     assert build_options(judge("判定", None), cwd=tmp_path).settings is None  # no policy
     off = build_options(AgentSpec(name="j", instructions="", role="judge", sandbox="off"),
                         cwd=tmp_path, sandbox=p)
-    assert off.settings is None and off.env.get("ANTHROPIC_API_KEY") is None
+    assert set(settings_of(off)) == {"permissions"}
+    assert off.env.get("ANTHROPIC_API_KEY") is None  # the key moves only into a sandbox
 
 
 def test_a_spec_asking_for_a_sandbox_the_machine_lacks_fails(tmp_path: Path) -> None:
