@@ -1,4 +1,4 @@
-"""The three variables that make a scratch folder a test's HOME, for the ``home`` fixture and
+"""The variables that make a scratch folder a test's HOME, for the ``home`` fixture and
 for the module-wide runs of ``e2e/sharedrun.py`` alike: the CLI's config dir is named
 explicitly, since without it the SDK's store mirror drops every entry."""
 
@@ -13,3 +13,4 @@ def point_home_at(mp: pytest.MonkeyPatch, home: Path) -> None:
     mp.setenv("HOME", str(home))
     mp.setenv("CLAUDE_CONFIG_DIR", str(home / ".claude"))
     mp.setenv("XDG_CONFIG_HOME", str(home / ".config"))
+    mp.setenv("XDG_STATE_HOME", str(home / ".local" / "state"))  # the index key (stores/seal.py)

@@ -5,38 +5,45 @@ the transcript again (at 100k entries 0.8 s over the bare read). Each load appen
 found in the rows since the last record (O_APPEND, one write), so the next process reads
 the records in order and extends the index by the rows the killed one never loaded.
 
-A record is ``FLX1``, its length, a CRC-32 of its body, then the body: a JSON header
+A record is ``FLX2``, its length, the id of the key that sealed it, an HMAC of its body
+under that key (``flower.stores.seal``: a key no role can read — the file lies where an
+agent could write, and an agent can compute a checksum), then the body: a JSON header
 (the key, the policies' fingerprint, the row range, the new facts, prune's fold state)
 and the arrays it names. Records are taken in order while each is whole and starts where
-the last ended; a torn, damaged or foreign one ends the reading there (what came before
-still counts, and the next save writes the file anew). Two processes appending for the
-same rows leave a record that does not fit and is never read. Once a file holds many
-records it is written anew as one (replaced atomically). Nothing here is ever the only
-copy of anything: the rows are, and an index that does not fit them (``LoadIndex.fits``,
-and every block ``set_bodies`` changes is checked) is dropped and built again from them.
+the last ended; a torn or foreign one ends the reading there (what came before still
+counts, and the next save writes the file anew). A whole record sealed with our key whose
+HMAC does not match was changed by someone else: it is said in one line and the whole
+file is ignored — the transcript's rows, which the index only summarises, decide alone.
+Two processes appending for the same rows leave a record that does not fit and is never
+read. Once a file holds many records it is written anew as one (replaced atomically).
+Nothing here is ever the only copy of anything: the rows are, and an index that does not
+fit them (``LoadIndex.fits``, and every block ``set_bodies`` changes is checked) is
+dropped and built again from them.
 Mode 600, like the transcripts it is made from.
 """
 
 from __future__ import annotations
 
 import hashlib
+import hmac
 import json
 import logging
 import os
 import struct
-import zlib
 from array import array
 from typing import Any
 
+from flower import texts
 from flower.stores.loadindex import LoadIndex
+from flower.stores.seal import KEY_ID_SIZE, MAC_SIZE, key_id, mac, state_key
 from flower.stores.trimming import replace_file
 
 __all__ = ["DIRNAME", "index_path", "read_index", "write_index"]
 
 log = logging.getLogger(__name__)
 DIRNAME = ".loadindex"
-_MAGIC = b"FLX1"
-_FRAME = struct.Struct("<4sQI")  # magic, body length, crc32 of the body
+_MAGIC = b"FLX2"
+_FRAME = struct.Struct(f"<4sQ{KEY_ID_SIZE}s{MAC_SIZE}s")  # magic, body length, key id, HMAC
 _COMPACT_AFTER = 32  # records in a file before the next save writes it as one
 # ASCII JSON (orjson is an extra, and refuses the lone surrogates a cut emoji leaves)
 _dumps = json.JSONEncoder(ensure_ascii=True, check_circular=False,
@@ -59,7 +66,8 @@ def _lengths(index: LoadIndex) -> tuple[int, ...]:
             len(index.hits), len(index.denials), len(index.cmds), len(index.marks))
 
 
-def _record(index: LoadIndex, slot: tuple[Any, ...], since: tuple[int, ...]) -> bytes:
+def _record(index: LoadIndex, slot: tuple[Any, ...], since: tuple[int, ...],
+            key: bytes) -> bytes:
     """The record of what ``index`` holds beyond the lengths ``since`` (all of it from
     zeros), with the spill names it learnt since its last record."""
     a, s0, c0, l0, e0, r0, i0, h0, d0, m0, k0 = since
@@ -88,22 +96,29 @@ def _record(index: LoadIndex, slot: tuple[Any, ...], since: tuple[int, ...]) -> 
     blobs += [bytes(index.calls[4 * c0:]), index.call_rows[c0:].tobytes(),
               bytes(index.parents[4 * a:])]
     body = b"".join([struct.pack("<I", len(head)), head, *blobs])
-    return _FRAME.pack(_MAGIC, len(body), zlib.crc32(body)) + body
+    return _FRAME.pack(_MAGIC, len(body), key_id(key), _seal(key, body)) + body
+
+
+def _seal(key: bytes, body: bytes) -> bytes:
+    return mac(key, _MAGIC, struct.pack("<Q", len(body)), body)
 
 
 def write_index(path: str, index: LoadIndex, slot: tuple[Any, ...]) -> None:
     """Record what ``index`` learnt since its last record: appended, or the whole index
     written anew when it has no record in the file (new, built again) or too many."""
+    key = state_key()
+    if key is None:  # nothing could be verified when read back: not worth writing
+        return
     try:
         os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
         if index.saved is None or index.frames >= _COMPACT_AFTER:
-            data = _record(index, slot, (0,) * 11)
+            data = _record(index, slot, (0,) * 11, key)
             replace_file(path, data, prefix=".index-")
             index.frames = 1
         else:
             if index.saved[0] == index.count:
                 return  # nothing new
-            data = _record(index, slot, index.saved)
+            data = _record(index, slot, index.saved, key)
             fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
             try:
                 os.write(fd, data)
@@ -119,19 +134,26 @@ def write_index(path: str, index: LoadIndex, slot: tuple[Any, ...]) -> None:
 
 def read_index(path: str, slot: tuple[Any, ...], ident: Any) -> LoadIndex | None:
     """The index the file at ``path`` holds for ``slot`` under ``ident``, as far as its
-    records are whole and in order; None when there is none."""
+    records are whole, in order and sealed with this user's key; None when there is none,
+    or when one was changed by someone else (said in one line: the rows decide alone)."""
+    key = state_key()
+    if key is None:
+        return None
     try:
         with open(path, "rb") as fh:
             data = fh.read()
     except OSError:
         return None
     index = LoadIndex(ident)
-    pos, frames = 0, 0
+    pos, frames, ours = 0, 0, key_id(key)
     while pos + _FRAME.size <= len(data):
-        magic, size, crc = _FRAME.unpack_from(data, pos)
+        magic, size, kid, seal = _FRAME.unpack_from(data, pos)
         body = data[pos + _FRAME.size: pos + _FRAME.size + size]
-        if magic != _MAGIC or len(body) != size or zlib.crc32(body) != crc:
-            break
+        if magic != _MAGIC or len(body) != size or kid != ours:
+            break  # torn, an older flower's, or another machine's key: built again
+        if not hmac.compare_digest(seal, _seal(key, body)):
+            log.warning(texts.INDEX_FORGED.format(path=path))
+            return None
         try:
             if not _take(index, body, slot, ident):
                 break

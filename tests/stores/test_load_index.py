@@ -21,6 +21,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import flower.stores.layers as layers
+from flower import texts
 from flower.stores.indexfile import DIRNAME
 from flower.stores.prune import PruningSessionStore
 from flower.stores.sqlite import SqliteSessionStore
@@ -65,9 +66,11 @@ def index_files(ws: Path) -> list[Path]:
 
 
 @pytest.fixture
-def on_disk(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Every index is written, however short its transcript."""
+def on_disk(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """Every index is written, however short its transcript (sealed with a key of the
+    test's own state folder)."""
     monkeypatch.setattr(layers, "PERSIST_FROM", 0)
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
 
 
 def grow(db: Path, entries: list[dict[str, Any]]) -> None:
@@ -274,7 +277,8 @@ def test_a_torn_record_is_not_read_and_the_ones_before_still_count(
 @pytest.mark.parametrize("damage", ["garbage", "empty", "flipped byte", "cut first record",
                                     "directory", "foreign", "lying sizes", "out of range"])
 def test_a_damaged_index_file_is_never_believed(db: Path, ws: Path, scans: list[int],
-                                                 on_disk: None, damage: str) -> None:
+                                                 on_disk: None, damage: str,
+                                                 caplog: pytest.LogCaptureFixture) -> None:
     path, first = _two_records(db, ws)
     whole = path.read_bytes()
     if damage == "garbage":
@@ -303,6 +307,10 @@ def test_a_damaged_index_file_is_never_believed(db: Path, ws: Path, scans: list[
     with PruningSessionStore(db, ws, **KW) as woken:
         assert load(woken) == want
     assert scans[-1] == len(rows(12))  # planned from all rows
+    # a whole record sealed with our key that does not match its seal is said, once
+    said = [r.getMessage() for r in caplog.records if "封印" in r.getMessage()]
+    forged = damage in ("flipped byte", "lying sizes", "out of range")
+    assert said == ([texts.INDEX_FORGED.format(path=path)] if forged else [])
     if damage != "directory":  # written anew: the next process extends it again
         grow(db, rows(13)[len(rows(12)):])
         want = reference(db, ws)
@@ -312,16 +320,21 @@ def test_a_damaged_index_file_is_never_believed(db: Path, ws: Path, scans: list[
         assert scans == [len(rows(13)) - len(rows(12))]
 
 
+FRAME = "<4sQ8s32s"  # magic, body length, key id, HMAC (flower/stores/indexfile.py)
+
+
 def _forged(data: bytes, how: str) -> bytes:
-    """``data``'s records with their sites changed and the checksums made right."""
+    """``data``'s records with their sites changed and every checksum an agent can compute
+    made right: the CRC-32 and a plain SHA-256 where the HMAC goes (it cannot read the key).
+    """
+    import hashlib
     import struct
-    import zlib
     from array import array
 
-    out, pos = b"", 0
+    out, pos, step = b"", 0, struct.calcsize(FRAME)
     while pos < len(data):
-        magic, size, _ = struct.unpack_from("<4sQI", data, pos)
-        body = bytearray(data[pos + 16: pos + 16 + size])
+        magic, size, kid, _ = struct.unpack_from(FRAME, data, pos)
+        body = bytearray(data[pos + step: pos + step + size])
         (hlen,) = struct.unpack_from("<I", body)
         head = json.loads(body[4: 4 + hlen])
         n = head["sites"]
@@ -332,8 +345,9 @@ def _forged(data: bytes, how: str) -> bytes:
         else:
             cols[0] = array("q", [i + 10_000 for i in cols[0]])
         body[4 + hlen: 4 + hlen + 32 * n] = b"".join(c.tobytes() for c in cols)
-        out += struct.pack("<4sQI", magic, size, zlib.crc32(bytes(body))) + bytes(body)
-        pos += 16 + size
+        seal = hashlib.sha256(bytes(body)).digest()
+        out += struct.pack(FRAME, magic, size, kid, seal) + bytes(body)
+        pos += step + size
     return out
 
 
@@ -391,7 +405,7 @@ def test_many_loads_leave_one_record(db: Path, ws: Path, on_disk: None,
             load(store)
     grow(db, entries[len(entries) * 39 // 40:])
     (path,) = index_files(ws)
-    records = path.read_bytes().count(b"FLX1")
+    records = path.read_bytes().count(b"FLX2")
     assert records < 10
     want = reference(db, ws)
     scans.clear()
@@ -430,3 +444,20 @@ def test_a_woken_process_takes_spill_files_from_the_index(db: Path, ws: Path, on
     with PruningSessionStore(db, ws, **KW) as again:
         assert load(again) == reference(db, ws)
     assert victim.exists()
+
+
+def test_an_index_sealed_with_another_key_is_rebuilt_without_a_word(
+        db: Path, ws: Path, scans: list[int], on_disk: None, tmp_path: Path,
+        monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> None:
+    """A workspace moved to another machine (another user's key): its index is foreign,
+    not forged — built again from the rows, and nothing is said."""
+    _two_records(db, ws)
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "another-machine"))
+    want = reference(db, ws)
+    scans.clear()
+    with PruningSessionStore(db, ws, **KW) as woken:
+        assert load(woken) == want
+    assert scans[-1] == len(rows(12))
+    assert not [r for r in caplog.records if "封印" in r.getMessage()]
+    assert (tmp_path / "another-machine" / "flower" / "index.key").stat().st_mode & 0o777 \
+        == 0o600
