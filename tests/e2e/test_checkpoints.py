@@ -19,7 +19,7 @@ import pytest
 from flower import texts
 from flower.core.agent import AgentSpec
 from flower.core.runtime import Runtime
-from flower.testing import FakeServer, reply, tool_use
+from flower.testing import FakeServer, match, reply, tool_use
 
 TIMEOUT = 120
 OWN = (".git", "runs", ".flower")  # the user's repository and flower's own state
@@ -214,3 +214,53 @@ def test_after_a_rewind_the_next_run_reruns_exactly_the_steps_after_the_checkpoi
     work = next(r for r in new if r["step"] == "干活")
     assert work["session_id"] != work_sid and not work.get("resumed")  # a fresh work step
     assert (ws / "sample.html").is_file()
+
+
+@pytest.mark.parametrize("mode", ["strict", "auto"])
+async def test_no_worker_rewrites_the_checkpoints(fake: FakeServer, workspace: Path,
+                                                  cli_env: dict[str, str], mode: str,
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """The shadow repository lies in the run dir, which no role may write: a worker's git
+    and rm at it fail (the sandbox refuses under ``strict`` — the hook taken away to see the
+    OS do it —, the hook an unsandboxed Bash), and every checkpoint is still there — plus
+    the one its report made."""
+    from flower.core import sandbox
+    from flower.core.roles import coordinator, worker
+
+    if mode == "strict":
+        monkeypatch.setattr(sandbox, "guard_hooks", lambda rules, state: {})
+
+    await run_steps(workspace, workspace / "runs", fake)
+    before = listed(workspace)
+    repo = workspace / "runs" / "checkpoints"
+    commands = [f"git --git-dir={repo} update-ref -d refs/heads/checkpoints; echo rc=$?",
+                f"rm -rf {repo}/objects; echo rc=$?",
+                "cd runs/checkpoints && printf forged > HEAD; echo rc=$?"]
+    seen: list[str] = []
+
+    def coder(req):
+        seen.extend(r["content"] if isinstance(r["content"], str) else
+                    r["content"][0]["text"] for r in req.last_tool_results())
+        if len(seen) < len(commands):
+            return reply(tool_use("Bash", {"command": commands[len(seen)]}))
+        return reply("结论:改不动")
+
+    fake.route(match.subagent(), *[coder] * (len(commands) + 1), name="coder")
+    fake.route(match.main_agent(), reply(tool_use("Agent", {
+        "description": "rewrite history", "prompt": "go", "subagent_type": "coder"})),
+        "done", name="main")
+    spec = coordinator("协调者", "", {"coder": worker("writes code", "you implement",
+                                                   tools=["Bash"])})
+    rt = Runtime(workspace=workspace, run_dir=workspace / "runs", sandbox=mode)
+    try:
+        with anyio.fail_after(TIMEOUT):
+            r = await rt.run(spec, "go")
+    finally:
+        rt.close()
+    assert r.ok, r.error
+    assert len(seen) == len(commands) and not any("rc=0" in s for s in seen), seen
+    why = "Read-only file system" if mode == "strict" else texts.DENY_RUN_STATE[:20]
+    assert all(why in s or "readonly" in s for s in seen), seen
+    after = listed(workspace)
+    assert after[:len(before)] == before
+    assert [c["kind"] for c in after[len(before):]] == ["worker-report", "step-end"]
