@@ -81,7 +81,8 @@ STEPS = {  # step → the worker's calls: Write and Bash, every kind of change
 }
 
 
-async def run_steps(ws: Path, run_dir: Path, fake: FakeServer) -> dict[str, dict[str, str]]:
+async def run_steps(ws: Path, run_dir: Path, fake: FakeServer,
+                    **runtime: object) -> dict[str, dict[str, str]]:
     """Each step one real session whose worker makes its changes; the tree after each."""
     after = {}
     spec = AgentSpec("worker", "test agent", allowed_tools=["Bash", "Write"],
@@ -93,7 +94,7 @@ async def run_steps(ws: Path, run_dir: Path, fake: FakeServer) -> dict[str, dict
                 args = {**args, "file_path": str(ws / args["file_path"])}
             blocks.append(reply("on it", tool_use(tool, args)))
         fake.script(*blocks, f"{step} done")
-        rt = Runtime(workspace=ws, run_dir=run_dir)
+        rt = Runtime(workspace=ws, run_dir=run_dir, **runtime)
         try:
             with anyio.fail_after(TIMEOUT):
                 r = await rt.run(spec, f"做第{step}步", step_name=step)
@@ -140,6 +141,17 @@ async def test_every_checkpoint_restores_the_tree_and_the_users_git_stays_as_it_
     assert stat.returncode == 0 and "README.md" in stat.stdout and "out/c.txt" in stat.stdout
     patch = flower(ws, "diff", "1")
     assert "-print('a')" in patch.stdout
+
+
+async def test_a_postgresql_backed_run_keeps_its_checkpoints_in_its_run_dir(
+        fake: FakeServer, workspace: Path, cli_env: dict[str, str], pg_url: str) -> None:
+    """The transcripts go to PostgreSQL; the snapshots stay with the files, in the run dir
+    of the machine that ran the step (docs/checkpoints.md)."""
+    after = await run_steps(workspace, workspace / "runs", fake, store=pg_url)
+    assert not (workspace / "runs" / "sessions.db").exists()
+    assert [c["step"] for c in listed(workspace)] == list(STEPS)
+    assert flower(workspace, "rewind", "1").returncode == 0
+    assert tree(workspace) == after["一"]
 
 
 async def test_a_rewind_refuses_while_a_run_holds_the_folder(
