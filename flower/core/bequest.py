@@ -16,6 +16,7 @@ BEGIN, two pairs, END before BEGIN), it appends a fresh block and deletes nothin
 
 from __future__ import annotations
 
+import os
 import re
 import stat
 from dataclasses import dataclass
@@ -181,16 +182,39 @@ def _compose(text: str, body: str) -> tuple[str, str]:
     return text + sep + block + eol, ("malformed" if begins or ends else "appended")
 
 
-def write_managed(path: str | Path, body: str) -> str:
+class NotOurs(OSError):
+    """The handover file is a link out of the workspace, or no regular file: not written."""
+
+
+def _own_file(path: Path, root: Path | None) -> Path:
+    """Where writing ``path`` really lands, if that is a regular file (or nothing yet)
+    inside ``root``; else :class:`NotOurs`. An agent can plant ``AGENTS.md ->
+    ~/.ssh/authorized_keys``: following it would append model-written lines there."""
+    target = path.resolve()
+    if root is not None and not target.is_relative_to(Path(root).resolve()):
+        raise NotOurs(texts.BEQUEST_LINK_OUT.format(name=path.name, target=target))
+    try:
+        st = os.lstat(target)
+    except FileNotFoundError:
+        return target
+    if not stat.S_ISREG(st.st_mode):
+        raise NotOurs(texts.BEQUEST_NOT_REGULAR.format(name=path.name))
+    return target
+
+
+def write_managed(path: str | Path, body: str, *, root: str | Path | None = None) -> str:
     """Put ``body`` between flower's markers in the file at ``path``; returns ``"created"``,
     ``"replaced"``, ``"appended"`` or ``"malformed"`` (markers present but not one ordered
     pair: a fresh block was appended, the old text left as it was).
 
-    A symlink is followed (a common ``AGENTS.md -> CLAUDE.md`` stays a link). The write is
-    atomic and keeps the file's permission bits. Raises ``OSError``, or ``ValueError`` when
-    the file is not UTF-8 text — then it is left untouched.
+    A symlink is followed only to a regular file inside ``root`` (a common
+    ``AGENTS.md -> CLAUDE.md`` stays a link); a link out of it, a FIFO, a device or a
+    folder is :class:`NotOurs` and left untouched. The write is atomic (a new file renamed
+    over the old, so a hard link to a file elsewhere is cut, never written through) and
+    keeps the file's permission bits. Raises ``OSError``, or ``ValueError`` when the file
+    is not UTF-8 text — then it is left untouched.
     """
-    target = Path(path).resolve()
+    target = _own_file(Path(path), Path(root) if root is not None else None)
     try:
         raw = target.read_bytes()
         mode = stat.S_IMODE(target.stat().st_mode)
@@ -226,8 +250,10 @@ def write_both(root: str | Path, body: str) -> list[Outcome]:
             out.append(Outcome(path, "same"))
             continue
         try:
-            out.append(Outcome(path, write_managed(path, body)))
+            out.append(Outcome(path, write_managed(path, body, root=root)))
             done.add(real)
+        except NotOurs as exc:
+            out.append(Outcome(path, "error", str(exc)))
         except (OSError, ValueError) as exc:
             out.append(Outcome(path, "error", f"{type(exc).__name__}: {exc}"))
     return out

@@ -310,3 +310,40 @@ def test_the_round_trip_holds_for_many_more_blocks(attempt: int) -> None:
     section (a lone fence) once failed it one run in many."""
     settings(max_examples=2_000, deadline=None, suppress_health_check=list(HealthCheck))(
         given(**SECTIONS)(_round_trip))()
+
+
+# --- links and odd files: written only when the bytes land inside the workspace --------------
+
+def test_a_link_inside_the_workspace_is_followed_and_stays_a_link(tmp_path: Path) -> None:
+    (tmp_path / "CLAUDE.md").write_text("mine\n")
+    (tmp_path / "AGENTS.md").symlink_to("CLAUDE.md")
+    outcomes = write_both(tmp_path, "## hi\nthere")
+    assert [o.status for o in outcomes] == ["appended", "same"]
+    assert (tmp_path / "AGENTS.md").is_symlink()
+
+
+def test_links_out_of_the_workspace_and_odd_files_are_refused_untouched(tmp_path: Path) -> None:
+    ws, outside = tmp_path / "ws", tmp_path / "outside"
+    ws.mkdir()
+    outside.mkdir()
+    (outside / "authorized_keys").write_text("key\n")
+    (ws / "AGENTS.md").symlink_to(outside / "authorized_keys")
+    os.mkfifo(ws / "CLAUDE.md")  # reading it would hang the run
+    outcomes = write_both(ws, "## hi\nthere")
+    assert [o.status for o in outcomes] == ["error", "error"]
+    assert "工作区外" in outcomes[1].error and "不是普通文件" in outcomes[0].error
+    assert (outside / "authorized_keys").read_text() == "key\n"
+    (ws / "CLAUDE.md").unlink()
+    (ws / "CLAUDE.md").symlink_to(outside / "nothing-yet")  # a dangling link out: refused too
+    assert write_both(ws, "x")[0].status == "error"
+    assert not (outside / "nothing-yet").exists()
+
+
+def test_a_hard_link_to_a_file_elsewhere_is_cut_not_written_through(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    other = tmp_path / "other"
+    other.write_text("theirs\n")
+    os.link(other, ws / "CLAUDE.md")
+    assert write_managed(ws / "CLAUDE.md", "## hi\nthere", root=ws) == "appended"
+    assert other.read_text() == "theirs\n"

@@ -120,3 +120,33 @@ def test_the_bequest_session_cannot_write_a_file(fake: FakeServer, workspace: Pa
     refused = second.result_of(use["id"]) or ""
     assert texts.DENY_ROLE.format(role="收尾交接", tool="Write", hint="") in refused, refused
     assert "sample.html" in (workspace / "CLAUDE.md").read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize("mode", ["strict", "auto"])
+def test_a_planted_link_out_of_the_workspace_is_not_written_through(
+        fake: FakeServer, workspace: Path, home: Path, cli_env: dict[str, str], mode: str
+        ) -> None:
+    """A worker plants ``AGENTS.md -> ~/.ssh/authorized_keys`` (a symlink is a write inside
+    the workspace: every wall allows it). The handover refuses to follow it — one line —
+    and the file outside keeps every byte; ``CLAUDE.md`` still gets its block."""
+    keys = home / ".ssh" / "authorized_keys"
+    keys.parent.mkdir()
+    keys.write_text("ssh-ed25519 AAAA mine\n")
+    brain = DemoBrain(workspace, pause=0.0)
+    planted: list[str] = []
+
+    def worker_plants_a_link(req: Request):
+        if req.agent_id and not planted:
+            planted.append(req.agent_id)
+            return reply(tool_use("Bash", {"command": f"ln -s {keys} AGENTS.md"}))
+        return brain(req)
+
+    fake.fallback(worker_plants_a_link)
+    out = flower(workspace, "--sandbox", mode, "--timeout", "0", ASK)
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert planted and (workspace / "AGENTS.md").is_symlink()
+    assert keys.read_text() == "ssh-ed25519 AAAA mine\n"
+    said = "".join(out.stdout.split())
+    assert "".join(texts.BEQUEST_LINK_OUT.format(name="AGENTS.md", target=keys)
+                   .split()) in said
+    assert BEGIN in (workspace / "CLAUDE.md").read_text(encoding="utf-8")
