@@ -24,6 +24,8 @@ The load index is sealed besides (``flower.stores.seal``), with a key under
 from __future__ import annotations
 
 import contextlib
+import hashlib
+import logging
 import re
 import shlex
 from collections.abc import Sequence
@@ -36,6 +38,8 @@ from flower.core.privacy import NESTED, RECORDS
 from flower.errors import FlowerError
 from flower.shell import is_ephemeral
 from flower.stores.seal import key_dir
+
+log = logging.getLogger(__name__)
 
 __all__ = ["RunDirRefused", "RunState", "check_state_paths", "guard_hooks", "of_runtime",
            "run_state", "secret_dirs"]
@@ -59,6 +63,7 @@ class RunState:
     binds: tuple[Path, ...] = ()
     rules: tuple[str, ...] = ()
     paths: tuple[Path, ...] = field(default=(), compare=False)
+    spills: tuple[Path, ...] = field(default=(), compare=False)
 
 
 def _inside(path: Path, root: Path) -> bool:
@@ -89,7 +94,8 @@ def run_state(run_dir: Path, workspace: Path, spill_dirs: Sequence[Path],
     else:
         paths.append(run)
         rules.append(_rule(run) + "/**")
-    for spill in dict.fromkeys(Path(d).resolve() for d in spill_dirs):
+    spills = tuple(dict.fromkeys(Path(d).resolve() for d in spill_dirs))
+    for spill in spills:
         with contextlib.suppress(OSError):
             spill.mkdir(parents=True, exist_ok=True)
         paths.append(spill)
@@ -97,7 +103,7 @@ def run_state(run_dir: Path, workspace: Path, spill_dirs: Sequence[Path],
     binds = tuple(dict.fromkeys(p for p in paths if p.exists()))
     return RunState(workspace=ws, binds=binds,
                     rules=tuple(f"Edit({r})" for r in dict.fromkeys(rules)),
-                    paths=tuple(dict.fromkeys(paths)))
+                    paths=tuple(dict.fromkeys(paths)), spills=spills)
 
 
 def secret_dirs() -> list[Path]:
@@ -243,6 +249,27 @@ def _names(command: str, subs: list[str], words: set[str]) -> bool:
     return any(w.strip("'\"();&|<>") in words for w in split)
 
 
+_SPILL_NAME = re.compile(r"[0-9a-f]{16}\.txt")
+
+
+def _altered_spill(path: Path, spills: Sequence[Path]) -> bool:
+    """Is ``path`` a spill file whose bytes no longer hash to its name? Then someone else
+    wrote it: it is removed (the next resume writes it again from the stored rows, which
+    are the record) and said in one line."""
+    if path.parent not in spills or not _SPILL_NAME.fullmatch(path.name):
+        return False
+    try:
+        data = path.read_bytes()
+    except OSError:
+        return False
+    if hashlib.sha256(data).hexdigest()[:16] == path.stem:
+        return False
+    log.warning(texts.SPILL_ALTERED.format(path=path))
+    with contextlib.suppress(OSError):
+        path.unlink()
+    return True
+
+
 def guard_hooks(read_rules: Sequence[str], state: RunState | None) -> dict[str, list[Any]]:
     """The second layer (PreToolUse, main thread and subagents alike): Read/Grep/Glob of
     what ``read_rules`` deny, and Bash commands about the run state or the index key."""
@@ -273,6 +300,10 @@ def guard_hooks(read_rules: Sequence[str], state: RunState | None) -> dict[str, 
             if isinstance(value, str) and value and \
                     credential(value, cwd, search=tool in ("Grep", "Glob")):
                 return _deny(texts.DENY_CREDENTIAL_READ.format(path=value))
+        value = tool_input.get("file_path")
+        if tool == "Read" and isinstance(value, str) and state is not None and \
+                _altered_spill(Path(_candidates(value, cwd, ws)[-1]), state.spills):
+            return _deny(texts.DENY_SPILL_ALTERED.format(path=value))
         return {}
 
     async def bash(data: dict[str, Any], tool_use_id: str | None, context: Any) -> dict:

@@ -415,8 +415,12 @@ def write_spill(body: str, directory: str) -> str | None:
     """
     data = body.encode("utf-8", "surrogatepass")
     path = os.path.join(directory, hashlib.sha256(data).hexdigest()[:16] + ".txt")
-    if os.path.exists(path):
-        return path
+    try:  # one already there is believed only with these very bytes: a name can be planted
+        with open(path, "rb") as fh:
+            if fh.read(len(data) + 1) == data:
+                return path
+    except OSError:
+        pass
     try:
         os.makedirs(directory, exist_ok=True)
         replace_file(path, data, prefix=".spill-")

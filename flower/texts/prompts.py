@@ -338,6 +338,8 @@ DENY_CREDENTIAL_READ = ("{path} 是凭证所在的位置,任何角色都不能�
                         "需要其中某个配置值就在报告里向用户要,别从文件里读")
 DENY_RUN_STATE = ("这条命令涉及 flower 的运行记录(runs/ 里的对话库、清单、预算,或 .flower/spill/),"
                   "任何角色都不能写它们。换一条不碰这些路径的命令;只是看看的话用只读命令(ls、cat、grep)")
+DENY_SPILL_ALTERED = ("{path} 被人改过(内容和文件名的哈希对不上),已删掉,不能信它。"
+                      "原来的内容还在对话记录里:下次续接会重新写出来;现在要用就重新运行产生它的命令")
 DENY_STATE_KEY = "这条命令涉及 flower 的封印密钥(~/.local/state/flower),任何角色都不能读写它。"
 SANDBOX_NO_ESCAPE = ("这个角色的命令只能在沙箱里跑(只读、不联网),不能用 dangerouslyDisableSandbox。"
                      "去掉它再试;要改东西或联网,派给 subagent。")

@@ -13,6 +13,8 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from flower import texts
 from flower.stores.trim import EphemeralPolicy, TrimmingSessionStore, TrimPolicy, trim_report
@@ -297,3 +299,21 @@ async def test_a_spill_file_deleted_while_the_process_lives_is_written_again(
     await store.load(KEY)
     assert all(f.is_file() for f in files)
     store.close()
+
+
+@given(st.text(min_size=1, max_size=300), st.binary(max_size=300))
+def test_a_spill_file_planted_under_a_results_name_is_written_over(body: str,
+                                                                   planted: bytes) -> None:
+    """Spill files are named by their content's hash, so a name can be predicted and a file
+    planted under it before the result spills: it is believed only with the result's very
+    bytes, else written anew — the pointer never leads to someone else's text."""
+    import tempfile
+
+    from flower.stores.trimming import write_spill
+
+    data = body.encode("utf-8", "surrogatepass")
+    with tempfile.TemporaryDirectory() as d:
+        name = hashlib.sha256(data).hexdigest()[:16] + ".txt"
+        Path(d, name).write_bytes(planted)
+        path = write_spill(body, d)
+        assert path == str(Path(d, name)) and Path(path).read_bytes() == data
