@@ -125,13 +125,46 @@ def git_source(spec: str) -> tuple[str, str] | None:
     return url, "HEAD"
 
 
-def _git(*args: str, timeout: float) -> str:
-    env = {**os.environ, "GIT_TERMINAL_PROMPT": "0", "GIT_ASKPASS": "true",
-           "SSH_ASKPASS": "true", "GIT_SSH_COMMAND": os.environ.get(
-               "GIT_SSH_COMMAND", "ssh -o BatchMode=yes")}
+#: What may pass from the environment into the update check's git: the CA settings a
+#: proxy with its own CA needs; every other ``GIT_*`` (GIT_DIR, GIT_CONFIG_*, GIT_EXEC_PATH,
+#: GIT_SSH_COMMAND …) could point git at another repository, config or program.
+_GIT_ENV_KEEP = ("GIT_SSL_CAINFO", "GIT_SSL_CAPATH")
+
+
+def _git_env() -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith("GIT_") or k in _GIT_ENV_KEEP}
+    env.update({"GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": os.devnull,
+                "GIT_TERMINAL_PROMPT": "0", "GIT_ASKPASS": "true", "SSH_ASKPASS": "true",
+                "GIT_SSH_COMMAND": "ssh -o BatchMode=yes", "GIT_PROTOCOL_FROM_USER": "0"})
+    return env
+
+
+def _protocols(url: str | None) -> list[str]:
+    """Only https and file — and ssh when the recorded source itself is an ssh URL: a
+    repository's ``url.*.insteadOf`` cannot turn the source into ``ext::`` (a command)."""
+    allowed = ["https", "file"]
+    if url and (url.startswith("ssh://") or re.match(r"^[\w.-]+@[\w.-]+:", url)):
+        allowed.append("ssh")
+    out = ["-c", "protocol.allow=never"]
+    for name in allowed:
+        out += ["-c", f"protocol.{name}.allow=always"]
+    return out
+
+
+def _git(*args: str, timeout: float, url: str | None = None) -> str:
+    """git with no system, user or repository config in reach: its cwd is a fresh empty
+    folder (the workspace's ``.git/config`` — writable by every worker — could otherwise
+    rewrite the URL into a command), hooks and fsmonitor off, only safe protocols."""
+    import tempfile
+
+    safe = ["-c", "core.hooksPath=/dev/null", "-c", "core.fsmonitor=false",
+            *_protocols(url)]
     try:
-        out = subprocess.run(["git", *args], capture_output=True, text=True, timeout=timeout,
-                             stdin=subprocess.DEVNULL, env=env)
+        with tempfile.TemporaryDirectory(prefix="flower-update-") as cwd:
+            out = subprocess.run(["git", *safe, *args], capture_output=True, text=True,
+                                 timeout=timeout, stdin=subprocess.DEVNULL, env=_git_env(),
+                                 cwd=cwd)
     except (OSError, subprocess.SubprocessError) as exc:
         raise UpdateError(f"git {args[0]}: {exc}") from exc
     if out.returncode != 0:
@@ -158,7 +191,7 @@ def probe(install: Install, *, timeout: float = GIT_TIMEOUT_S) -> tuple[str, str
         url, ref = git
         if _SHA.fullmatch(ref):
             return ref, install.sha or ref  # pinned to a commit: never anything newer
-        listed = _git("ls-remote", url, ref, timeout=timeout).split()
+        listed = _git("ls-remote", url, ref, timeout=timeout, url=url).split()
         if not listed or not _SHA.fullmatch(listed[0]):
             raise UpdateError(f"{url} has no {ref}")
         if not install.sha:

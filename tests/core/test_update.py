@@ -219,3 +219,27 @@ def test_a_corrupt_stamp_or_record_is_no_news(installed: dict) -> None:
     assert up.background(tty=True, now=1_000_000.0).notice(wait=30) == installed["new"][:7]
     installed["record"].write_text("[]")
     assert up.background(tty=True, now=9_000_000.0).notice(wait=5) is None
+
+
+@pytest.mark.parametrize("source", ["git+https://example.invalid/o/flower.git",
+                                    "git+ssh://git@example.invalid/o/flower.git"])
+def test_the_workspaces_git_config_runs_nothing(tmp_path: Path, home: Path, source: str,
+                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    """A worker can write the project's ``.git/config``: with ``protocol.ext.allow`` and an
+    ``ext::`` insteadOf for the install URL, the check used to run the command in it. Now
+    git never sees that config (cwd elsewhere, no system/user config, only safe protocols),
+    and the check fails in one line instead."""
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    git(ws, "init", "-q")
+    marker = tmp_path / "MARKER"
+    url = up.git_source(source)[0]
+    with (ws / ".git" / "config").open("a") as f:
+        f.write(f'[protocol "ext"]\n\tallow = always\n[core]\n\tfsmonitor = touch {marker}\n'
+                f'[url "ext::sh -c touch% {marker}"]\n\tinsteadOf = {url}\n')
+    monkeypatch.chdir(ws)
+    rec = up.Install(method="pipx", source=source, sha="a" * 40)
+    with pytest.raises(up.UpdateError) as err:
+        up.probe(rec, timeout=20)
+    assert not marker.exists()
+    assert "\n" not in str(err.value)
