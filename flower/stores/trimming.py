@@ -21,6 +21,7 @@ touched; image/document results are never trimmed.
 from __future__ import annotations
 
 import hashlib
+import hmac
 import logging
 import os
 import re
@@ -32,6 +33,7 @@ from typing import Any
 
 from flower import texts
 from flower.shell import unwrap
+from flower.stores.seal import key_id, state_key
 from flower.stores.transcript import (
     Scan,
     Site,
@@ -163,8 +165,18 @@ def spill_dir(workspace: Path, policy: TrimPolicy) -> Path:
 
 
 MEMO_NAME = ".memo"  # in the spill dir: deleting the dir deletes what it remembers
-# ``<file> <block> <length> <uuid>``: the file a content hash, the uuid printable, no space
-_MEMO_LINE = re.compile(r"^([0-9a-f]{16}\.txt) ([0-9]+) ([0-9]+) ([^ \n]+)\n", re.M)
+# ``<file> <block> <length> <uuid> <seal>``: the file a content hash, the uuid printable,
+# no space; the seal an HMAC of the rest under the per-user key (``seal.py``: the memo lies
+# where an agent could write, and a forged line would point a result at another file)
+_MEMO_LINE = re.compile(
+    r"^(([0-9a-f]{16}\.txt) ([0-9]+) ([0-9]+) ([^ \n]+)) ([0-9a-f]{24})\n", re.M)
+
+
+_MEMO_HEAD = "# flower spill memo, key {kid}\n"
+
+
+def _memo_seal(key: bytes, line: str) -> str:
+    return hmac.digest(key, line.encode("utf-8", "surrogatepass"), "sha256")[:12].hex()
 
 
 class SpillMemo(dict[tuple[Any, int, int], str]):
@@ -174,8 +186,9 @@ class SpillMemo(dict[tuple[Any, int, int], str]):
     not hash it (sha256 of every big result) nor look for its file. In memory that helps
     only the process that spilled it; a wake is a new process, and its first resume used to
     re-hash every big result of the transcript. So each new triple is also appended to
-    ``<spill dir>/.memo`` (``<file> <block> <length> <uuid>`` per line), and a process reads
-    that file the first time it trims into the directory.
+    ``<spill dir>/.memo`` (``<file> <block> <length> <uuid> <seal>`` per line), and a
+    process reads that file the first time it trims into the directory. A line whose seal
+    (an HMAC under the per-user key, ``flower.stores.seal``) does not match is not believed.
 
     The files are the record, the memo only a shortcut to them: a line is believed only
     while its file is in the directory (listed when the memo is read, and again whenever
@@ -236,6 +249,9 @@ class SpillMemo(dict[tuple[Any, int, int], str]):
         self._stamp = stamp if stamp < (time.time() - 2) * 1e9 else None
 
     def _read(self) -> None:
+        key = state_key()
+        if key is None:
+            return
         try:
             with open(os.path.join(self.directory, MEMO_NAME), "rb") as fh:
                 data = fh.read()
@@ -247,15 +263,27 @@ class SpillMemo(dict[tuple[Any, int, int], str]):
         # first resume); a foreign line, or a last one cut off before its newline, matches
         # nothing
         text = data.decode("utf-8", "replace")
-        for name, block, size, uid in _MEMO_LINE.findall(text):
+        if not text.startswith(_MEMO_HEAD.format(kid=key_id(key).hex())):
+            return  # an older flower's, or sealed on another machine: hashed again
+        forged = 0
+        for line, name, block, size, uid, seal in _MEMO_LINE.findall(text):
+            if not hmac.compare_digest(seal, _memo_seal(key, line)):
+                forged += 1
+                continue
             dict.__setitem__(self, (uid, int(block), int(size)), prefix + name)
+        if forged:
+            log.warning(texts.MEMO_FORGED.format(path=os.path.join(self.directory, MEMO_NAME),
+                                                 n=forged))
 
     def __setitem__(self, ident: tuple[Any, int, int], path: str) -> None:
         super().__setitem__(ident, path)
         uid = ident[0]
         if (self.directory and isinstance(uid, str) and uid.isprintable() and " " not in uid
                 and os.path.dirname(path) == self.directory):
-            self._pending.append(f"{os.path.basename(path)} {ident[1]} {ident[2]} {uid}\n")
+            line = f"{os.path.basename(path)} {ident[1]} {ident[2]} {uid}"
+            key = state_key()
+            if key is not None:
+                self._pending.append(f"{line} {_memo_seal(key, line)}\n")
 
     def flush(self) -> None:
         """Append the triples remembered since the last flush (one write; a failed one only
@@ -268,6 +296,9 @@ class SpillMemo(dict[tuple[Any, int, int], str]):
             fd = os.open(os.path.join(self.directory, MEMO_NAME),
                          os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
             try:
+                key = state_key()
+                if key is not None and os.fstat(fd).st_size == 0:  # a new memo: whose key
+                    data = _MEMO_HEAD.format(kid=key_id(key).hex()) + data
                 os.write(fd, data.encode("utf-8"))
             finally:
                 os.close(fd)

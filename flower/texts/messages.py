@@ -29,6 +29,8 @@ RUN_DIR_TIGHTENED = "{path} 里有 {n} 个文件或目录别人也能读(里面�
 INDEX_FORGED = ("{path} 被改过(封印对不上),不用它:这次续接按数据库里原样的对话重新整理"
                 "(只是慢一点)")
 
+# flower/stores/trimming.py: lines of the spill memo whose seal does not match (someone wrote them).
+MEMO_FORGED = "{path} 里有 {n} 行被改过(封印对不上),不用它们:那些结果按对话记录重新存一遍"
 # flower/core/runstate.py: a spill file whose bytes do not hash to its name (an agent wrote it).
 SPILL_ALTERED = "{path} 被改过(内容和文件名的哈希对不上):已删掉,没让模型读到;下次续接从对话记录重新写出"
 # flower/core/runstate.py: the run dir / spill dir inside the workspace is, or goes through, a link.

@@ -317,3 +317,28 @@ def test_a_spill_file_planted_under_a_results_name_is_written_over(body: str,
         Path(d, name).write_bytes(planted)
         path = write_spill(body, d)
         assert path == str(Path(d, name)) and Path(path).read_bytes() == data
+
+
+async def test_a_forged_memo_line_points_no_result_at_another_file(db: Path, ws: Path) -> None:
+    """The memo lies where an agent could write: a line that sends one result's pointer to
+    another result's file (every other field right; the seal cannot be made without the
+    key) is not believed — the next wake hashes that result and points at its own file."""
+    c = Chain()
+    c.prompt("go")
+    bodies = [f"{i}:" + "z" * (2500 + i) for i in range(5)]
+    for body in bodies:
+        c.bash("cat big.log", body)
+    store = TrimmingSessionStore(db, ws, policy=TrimPolicy(keep_recent=2))
+    await store.append(KEY, c.entries)
+    store.close()
+    spill = ws / ".flower" / "spill"
+    names = [f"{hashlib.sha256(b.encode()).hexdigest()[:16]}.txt" for b in bodies]
+    assert _wake(db, ws)["written"] == 3  # (the child keeps the newest two)
+    memo = spill / ".memo"
+    text = memo.read_text()
+    assert names[0] in text and names[1] in text
+    memo.write_text(text.replace(names[0], names[1], 1))
+    got = _wake(db, ws)
+    assert got["written"] == 1  # that one result hashed again (its file was there)
+    path = spill / names[0]
+    assert got["bodies"][0] == texts.SPILL_POINTER.format(n=len(bodies[0]), path=str(path))
