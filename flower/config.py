@@ -58,6 +58,98 @@ def source_env_path() -> Path | None:
     return None
 
 
+def state_dir() -> Path:
+    """``$XDG_STATE_HOME/flower`` (default ``~/.local/state/flower``): what flower keeps for
+    itself outside every workspace — the load index's key, the project ``.env`` trust."""
+    base = os.environ.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
+    return Path(base) / "flower"
+
+
+# --- a project .env that agents may have written -----------------------------------------
+#
+# Every worker can write the workspace, so a project ``.env`` may have been written by one:
+# ``FLOWER_NOTIFY=…`` would run a command, ``ANTHROPIC_BASE_URL=…`` send the key elsewhere.
+# flower notes the file's hash before agents run and after (``mark_env``); a file that
+# changed while they ran is not read until the human says so (``flower trust-env``). A
+# change made while no agent ran is the human's own. Keys that run a command are never
+# taken from a project file at all.
+
+#: Settings that make flower run a command: from the environment or the user's own files only
+USER_ONLY = ("FLOWER_NOTIFY",)
+_UNTRUSTED = "untrusted"  # a run's start mark when the file was not trusted at its start
+
+
+def _fingerprint(path: Path) -> str:
+    import hashlib
+
+    try:
+        return hashlib.sha256(path.read_bytes()).hexdigest()
+    except OSError:
+        return ""
+
+
+def _trust_record(path: Path) -> Path:
+    import hashlib
+
+    key = hashlib.sha256(str(path.absolute()).encode("utf-8", "surrogateescape")).hexdigest()
+    return state_dir() / "env-trust" / f"{key[:32]}.json"
+
+
+def _read_trust(path: Path) -> dict[str, str | None] | None:
+    try:
+        data = json.loads(_trust_record(path).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def _write_trust(path: Path, start: str, end: str | None) -> None:
+    record = _trust_record(path)
+    try:
+        record.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        tmp = record.with_suffix(f".{os.getpid()}.tmp")
+        tmp.write_text(json.dumps({"path": str(path.absolute()), "start": start,
+                                   "end": end}), encoding="utf-8")
+        os.replace(tmp, record)
+    except OSError:
+        pass  # trust is then decided as if flower had never looked: the file is read
+
+
+def env_trusted(path: Path) -> bool:
+    """False when ``path`` (a project ``.env``) is as agents left it after changing it."""
+    rec = _read_trust(path)
+    if rec is None:
+        return True
+    now, start, end = _fingerprint(path), rec.get("start"), rec.get("end")
+    if end is None:  # the run never ended (killed): only what was there at its start
+        return now == start
+    return start == end or now != end
+
+
+def untrusted_env() -> Path | None:
+    """The project ``.env`` this process does not read, if any (for the one line saying so)."""
+    path = Path.cwd() / ".env"
+    return path if path.is_file() and not env_trusted(path) else None
+
+
+def mark_env(workspace: Path, *, agents_done: bool) -> None:
+    """Before agents run in ``workspace``: note its ``.env`` (when it is trusted now); after:
+    note what they left. ``trust_env`` is the human's yes."""
+    path = workspace / ".env"
+    if not agents_done:  # a file not trusted now stays so, whatever these agents do to it
+        _write_trust(path, _fingerprint(path) if env_trusted(path) else _UNTRUSTED, None)
+        return
+    rec = _read_trust(path)
+    if rec is not None and rec.get("end") is None:
+        _write_trust(path, str(rec.get("start") or ""), _fingerprint(path))
+
+
+def trust_env(path: Path) -> None:
+    """The human read ``path`` and wants it used: its current bytes are trusted."""
+    now = _fingerprint(path)
+    _write_trust(path, now, now)
+
+
 def claude_settings_paths() -> tuple[Path, Path]:
     d = Path.home() / ".claude"
     return d / "settings.json", d / "settings.local.json"
@@ -67,7 +159,10 @@ def _dotenv_sources() -> list[Path]:
     paths: list[Path] = []
     if os.environ.get("FLOWER_ENV"):
         paths.append(Path(os.environ["FLOWER_ENV"]).expanduser())
-    paths += [Path.cwd() / ".env", user_env_path()]
+    project = Path.cwd() / ".env"
+    if env_trusted(project):
+        paths.append(project)
+    paths.append(user_env_path())
     repo = source_env_path()
     if repo is not None:
         paths.append(repo)
@@ -126,7 +221,9 @@ def load_dotenv(path: str | Path | None = None, *, override: bool = False,
     if path is not None:
         batches: Iterable[list[tuple[str, str]]] = [read_dotenv(Path(path).expanduser())]
     else:
-        files = [read_dotenv(p) for p in _dotenv_sources()]
+        project = Path.cwd() / ".env"
+        files = [[kv for kv in read_dotenv(p) if p != project or kv[0] not in USER_ONLY]
+                 for p in _dotenv_sources()]
         batches = files + [read_claude_settings(p) for p in claude_settings_paths()]
     claimed: set[str] = set()
     loaded: dict[str, str] = {}

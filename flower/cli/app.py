@@ -36,7 +36,7 @@ from flower.cli.context import Globals, console, dirs
 from flower.texts import NOT_A_COMMAND, NOTIFY_FLAG_HELP, RUN_FLAG_HELP
 
 COMMANDS = ("go", "run", "once", "setup", "demo", "log", "analyze", "store", "worker",
-            "status", "update", "checkpoints", "rewind", "diff")
+            "status", "update", "checkpoints", "rewind", "diff", "trust-env")
 # flag -> takes a value?
 GLOBAL_FLAGS = {"-w": True, "--workspace": True, "-r": True, "--run-dir": True,
                 "-v": False, "--verbose": False, "-W": False, "--workbench": False,
@@ -467,6 +467,22 @@ def diff_cmd(g: Globals, checkpoint: str, other: str | None, stat: bool) -> None
     from flower.cli.commands.checkpoints import diff
 
     sys.exit(diff(g, checkpoint, other, stat=stat))
+
+
+@main.command("trust-env", context_settings=CONTEXT)
+def trust_env_cmd() -> None:
+    """Read this folder's .env again: it changed while agents ran, so flower stopped
+    reading it until you have looked at it."""
+    from pathlib import Path
+
+    from flower import config, texts
+
+    path = Path.cwd() / ".env"
+    if not path.is_file():
+        print(texts.ENV_NOTHING_TO_TRUST.format(path=path))
+        sys.exit(1)
+    config.trust_env(path)
+    print(texts.ENV_TRUSTED.format(path=path))
 
 
 @main.group("store", context_settings=CONTEXT)

@@ -308,3 +308,19 @@ def write_user_env(values: Mapping[str, str]) -> Path:
     path = user_env_path()
     atomic_write(path, "\n".join(lines) + "\n", mode=0o600)
     return path
+
+
+def project_env_lines(workspace: Path) -> list[str]:
+    """Before agents run in ``workspace``: note its ``.env`` (config.mark_env) and return
+    the lines to tell the user — a project ``.env`` not read because agents changed it, a
+    command setting ignored in it."""
+    lines = []
+    skipped = config.untrusted_env()
+    if skipped is not None:
+        lines.append(texts.ENV_UNTRUSTED.format(path=skipped))
+    project = Path.cwd() / ".env"
+    if skipped is None and any(k in config.USER_ONLY for k, _ in config.read_dotenv(project)):
+        lines.append(texts.ENV_USER_ONLY.format(path=project, keys="、".join(config.USER_ONLY),
+                                                user=config.user_env_path()))
+    config.mark_env(workspace, agents_done=False)
+    return lines

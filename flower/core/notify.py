@@ -59,8 +59,9 @@ _CAP_ERROR = re.compile(r"^\s*(budget|time)\b")
 
 
 def notify_command(explicit: str | None = None) -> str | None:
-    """The command to run: ``--notify``, else ``FLOWER_NOTIFY`` from the environment or a
-    ``.env`` file (read like every other flower setting); ``None`` when neither is set."""
+    """The command to run: ``--notify``, else ``FLOWER_NOTIFY`` from the environment or the
+    user's own ``.env`` files — never a project ``.env``, which any worker can write
+    (``config.USER_ONLY``); ``None`` when neither is set."""
     for value in (explicit, effective_env().get(ENV)):
         if value and value.strip():
             return value.strip()

@@ -25,11 +25,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from flower import texts
+from flower.config import mark_env
 from flower.core.agent import AgentSpec, HandoffPolicy
 from flower.core.attempt import Attempt, EventSink
 from flower.core.caps import within_caps
 from flower.core.checkpoints import Position, checkpoints_for, hold_active, try_take
-from flower.core.env import check_credentials, load_dotenv, redact, secret_values
+from flower.core.env import check_credentials, load_dotenv, project_env_lines, redact, secret_values
 from flower.core.events import Event
 from flower.core.handoff_control import HANDOFF_DUE, HandoffControl
 from flower.core.interrupts import INTERRUPTED, Interrupt, signals_rescued, with_words
@@ -156,6 +157,8 @@ class Runtime:
         # .env values go to the agent subprocess only, never into this process's os.environ;
         # dotenv=False reads none (flower demo: a user's saved key must not reach its fake)
         self._dotenv: dict[str, str] = load_dotenv(export=False) if dotenv else {}
+        for line in project_env_lines(self.workspace):  # and its .env noted before agents
+            log.warning(line)
         problem = check_credentials(self._config())
         if problem:
             raise CredentialsMissing(problem)
@@ -255,6 +258,7 @@ class Runtime:
 
     def close(self) -> None:
         self.store.close()
+        mark_env(self.workspace, agents_done=True)
         if self._active is not None:
             os.close(self._active)
             self._active = None

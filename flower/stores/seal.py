@@ -29,8 +29,9 @@ MAC_SIZE = 32
 
 def key_dir() -> Path:
     """``$XDG_STATE_HOME/flower`` (default ``~/.local/state/flower``): the key's folder."""
-    base = os.environ.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
-    return Path(base) / "flower"
+    from flower.config import state_dir
+
+    return state_dir()
 
 
 @lru_cache(maxsize=4)

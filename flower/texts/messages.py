@@ -479,6 +479,12 @@ BASE_URL_NO_HOST = (
 SETTING_FROM_ENV = "来自进程环境变量"
 SETTING_FROM_FILE = "来自 {path}"
 SETTING_DEFAULT = "没设置,用的默认值"
+ENV_UNTRUSTED = ("{path} 在上次运行时(agent 干活期间)被改过,这次没有读它:看过内容没问题就运行 "
+                 "flower trust-env,下次起生效")
+ENV_USER_ONLY = ("{path} 里的 {keys} 没用:会执行命令的设置只从环境变量或你自己的 {user} 读"
+                 "(项目里的文件 agent 也能写)")
+ENV_TRUSTED = "好,{path} 从下次运行起会被读取"
+ENV_NOTHING_TO_TRUST = "{path} 不存在,没有要确认的"
 # flower checkpoints / rewind / diff (flower.core.checkpoints): snapshots of the project
 CP_NONE = "{ws} 还没有检查点:每一步结束、每个子任务回报、每轮判定之前,flower 会自动拍一个"
 CP_HEADER = "检查点({ws},从旧到新):"

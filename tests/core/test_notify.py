@@ -209,12 +209,18 @@ def test_outcome(kw: dict, event: str) -> None:
     assert outcome(**kw) == event
 
 
-def test_the_command_comes_from_the_flag_the_env_or_a_dotenv_file(
+def test_the_command_comes_from_the_flag_the_env_or_the_users_own_dotenv(
         tmp_path: Path, home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from flower.config import user_env_path
+
     monkeypatch.chdir(tmp_path)
     monkeypatch.delenv("FLOWER_NOTIFY", raising=False)
     assert notify_command(None) is None
-    (tmp_path / ".env").write_text("FLOWER_NOTIFY=notify-send flower\n")
+    # a project .env is writable by every worker: a command in it is never run
+    (tmp_path / ".env").write_text("FLOWER_NOTIFY=touch planted\n")
+    assert notify_command(None) is None
+    user_env_path().parent.mkdir(parents=True, exist_ok=True)
+    user_env_path().write_text("FLOWER_NOTIFY=notify-send flower\n")
     assert notify_command(None) == "notify-send flower"
     assert "FLOWER_NOTIFY" not in os.environ  # read, not exported
     monkeypatch.setenv("FLOWER_NOTIFY", "from-env")
