@@ -33,7 +33,7 @@ import click
 
 from flower import __version__
 from flower.cli.context import Globals, console, dirs
-from flower.texts import NOT_A_COMMAND, NOTIFY_FLAG_HELP, RUN_FLAG_HELP
+from flower.texts import NOT_A_COMMAND, NOTIFY_FLAG_HELP, ONE_WORD, RUN_FLAG_HELP
 
 COMMANDS = ("go", "run", "once", "setup", "demo", "log", "analyze", "store", "worker",
             "status", "update", "checkpoints", "rewind", "diff", "trust-env")
@@ -47,6 +47,8 @@ GLOBAL_FLAGS = {"-w": True, "--workspace": True, "-r": True, "--run-dir": True,
 SANDBOX_MODES = ("auto", "on", "strict", "off")
 HELP = ("-h", "--help")
 HELP_WORD = "help"  # ``flower help [COMMAND]`` is ``flower [COMMAND] --help``
+#: words people reach for, and what they mean here
+ALIASES = {"version": ["--version"], "resume": ["go"], "list": ["log"]}
 #: a single ASCII word: what a mistyped command name looks like (a real ask rarely does)
 _WORD = re.compile(r"[A-Za-z][A-Za-z0-9_-]*")
 GROUP_ONLY = (*HELP, "-V", "--version")  # answered by the group itself
@@ -89,6 +91,8 @@ def route(argv: list[str]) -> list[str]:
         return lifted + ([] if any(a in HELP for a in lifted) else ["go"])
     if rest[0] == HELP_WORD:
         return [*lifted, *rest[1:2], "--help"]
+    if rest[0] in ALIASES and (rest[0] != "version" or len(rest) == 1):
+        return [*lifted, *ALIASES[rest[0]], *rest[1:]]
     if rest[0] in GROUP_ONLY and len(rest) == 1:
         return lifted + rest
     if rest[0] in COMMANDS:
@@ -141,9 +145,15 @@ class FlowerGroup(click.Group):
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
         routed = route(list(args))
         _, rest = lift_globals(list(args))
-        if rest and rest[0] not in (*COMMANDS, HELP_WORD) and (typo := near_command(rest[0])):
+        known = (*COMMANDS, *ALIASES, HELP_WORD)
+        if rest and rest[0] not in known and (typo := near_command(rest[0])):
             # refused before anything runs: no .flower/, no credential probe, no request
             click.echo(NOT_A_COMMAND.format(word=rest[0], command=typo), err=True)
+            ctx.exit(2)
+        if len(rest) == 1 and rest[0] not in known and _WORD.fullmatch(rest[0]):
+            # one ASCII word is a command guessed far more often than a task: a paid run
+            # started by `flower doctor` would be the worst answer to it
+            click.echo(ONE_WORD.format(word=rest[0], commands=", ".join(COMMANDS)), err=True)
             ctx.exit(2)
         return super().parse_args(ctx, routed)
 

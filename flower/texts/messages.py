@@ -209,6 +209,8 @@ START_WAKE = "接着上次?直接回车 = 接着做;也可以说点新的;/new =
 CANCELLED = "已取消"
 # `flower lgo`: one ASCII word next to a command name is refused before anything runs (exit 2).
 NOT_A_COMMAND = "没有 {word} 这个命令,是想用 flower {command} 吗?(要把它当诉求发出去:flower go {word})"
+ONE_WORD = ("没有 {word} 这个命令(有的是:{commands};flower help 看说明)。"
+            "要把它当诉求发出去:flower go {word},或者写成一句话")
 EMPTY_ASK = "诉求是空的。运行 flower 后输入一句话,或者直接 flower \"帮我做一个 X\"。"
 CLARIFY_ONLY_DONE = "需求已经确认过了({path}),这次不再重复。要重新确认就加 --new(旧的会归档)。"
 RUN_NEED_COLON = "需要 模块:属性 形式,例如 flows.py:main 或 mypkg.flows:main(收到的是 {target!r})"

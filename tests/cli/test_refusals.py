@@ -72,9 +72,34 @@ def test_global_flags_do_not_hide_a_typo(ran: list[Any], workspace: Path) -> Non
     assert result.exit_code == 2 and ran == [] and "flower demo" in result.stderr
 
 
+@pytest.mark.parametrize("word", ["doctor", "init", "fix", "test", "refactor", "login"])
+def test_one_ascii_word_is_refused_with_the_commands_and_the_way_to_send_it(
+        word: str, ran: list[Any], workspace: Path) -> None:
+    """A guessed command (``flower doctor``, ``flower init``) used to start a full, paid run
+    with that word as the requirement."""
+    result = invoke(word)
+    assert result.exit_code == 2 and ran == []
+    assert result.stderr.strip() == texts.ONE_WORD.format(word=word,
+                                                          commands=", ".join(cli.COMMANDS))
+    assert result.stdout == "" and listing(workspace) == []
+
+
+@pytest.mark.parametrize("argv,same", [
+    (["version"], ["--version"]), (["list"], ["log"]), (["list", "--json"], ["log", "--json"]),
+])
+def test_the_words_people_reach_for_are_commands(argv: list[str], same: list[str],
+                                                 ran: list[Any], workspace: Path) -> None:
+    got, want = invoke(*argv), invoke(*same)
+    assert (got.exit_code, got.output) == (want.exit_code, want.output) and ran == []
+
+
+def test_resume_is_bare_flower(ran: list[Any]) -> None:
+    assert invoke("resume").exit_code == 0 and ran == [None]
+
+
 @pytest.mark.parametrize("argv", [
-    ["写个 md 转 html 的脚本"], ["lgo 一下"], ["make a script"], ["fix"], ["test"],
-    ["refactor"], ["login"], ["go", "lgo"], ["--", "lgo"], ["--timeout", "0", "写个脚本"],
+    ["写个 md 转 html 的脚本"], ["lgo 一下"], ["make a script"], ["go", "fix"],
+    ["go", "lgo"], ["--", "lgo"], ["--timeout", "0", "写个脚本"],
 ])
 def test_real_asks_still_go_to_the_default_job(argv: list[str], ran: list[Any]) -> None:
     result = invoke(*argv)
