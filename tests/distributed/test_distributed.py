@@ -270,3 +270,27 @@ async def test_target_missing_on_the_workers_fails_the_run_with_the_reason(
     handle = await submit(client, req, queue=queue, run_id=run_id)
     p = await asyncio.wait_for(follow(handle, lambda ev: None), 30)
     assert p["state"] == "failed" and "gone.py" in p["why"], p
+
+
+async def test_a_worker_keeps_the_checkpoints_of_the_steps_it_ran(
+        fake: FakeServer, workspace: Path, run_dir: Path, workers, client, queue: str) -> None:
+    """A snapshot is of the folder the worker's Runtime runs in, kept in that run dir
+    (docs/checkpoints.md): each step's end is there, with what the step's Bash wrote."""
+    from flower.core.checkpoints import Checkpoints
+
+    fake.script(reply(tool_use("Bash", {"command": "echo 一 > made.txt"})), "一 done",
+                reply(tool_use("Bash", {"command": "rm made.txt"})), "二 done")
+    workers(1)
+    run_id = new_run_id()
+    req = request(f"{flows(workspace)}:two", workspace=workspace, run_dir=run_dir,
+                  run_id=run_id, heartbeat_s=10.0)
+    handle = await submit(client, req, queue=queue, run_id=run_id)
+    p = await asyncio.wait_for(handle.result(), 90)
+    assert p["state"] == "done", p
+    cps = Checkpoints(Path(req["run_dir"]), workspace)  # <run_dir>/temporal/<run id>/
+    listed = cps.list()
+    assert [(c.kind, c.step, c.index) for c in listed] == [("step-end", "一", 1),
+                                                            ("step-end", "二", 2)]
+    assert (listed[0].added, listed[1].removed) == (2, 1)  # flows.py and made.txt; made.txt
+    cps.rewind(listed[0])
+    assert (workspace / "made.txt").read_text() == "一\n"
