@@ -187,12 +187,14 @@ def _bash(cmd: str) -> dict:
 
 
 def _cli_state(home: Path) -> tuple[str, ...]:
-    """Paths under HOME the CLI itself writes (its config dir, except settings.json), and
-    npm's debug logs — the one spot the sandbox leaves writable for the CLI's own tooling."""
+    """Paths under HOME the CLI itself writes (its config dir, except settings.json), npm's
+    debug logs — the one spot the sandbox leaves writable for the CLI's own tooling — and
+    flower's own state (the project .env's trust record, written by flower, not an agent)."""
     claude = home / ".claude"
     return (*(os.path.relpath(p, home) for p in claude.iterdir() if p.name != "settings.json"),
             ".claude.json", os.path.join(".npm", "_logs"),
-            os.path.join(".config", "git", "ignore"))  # the CLI adds its own ignore line
+            os.path.join(".config", "git", "ignore"),  # the CLI adds its own ignore line
+            os.path.join(".local", "state", "flower", "env-trust"))
 
 
 @pytest.fixture
