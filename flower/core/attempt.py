@@ -28,6 +28,7 @@ from flower.core.handoff_control import HANDOFF_DUE
 from flower.core.interrupts import INTERRUPTED, Stopper, say_goodbye, watch
 from flower.core.resilience import is_fatal_retry
 from flower.core.runstate import of_runtime
+from flower.usage import call_cost
 
 if TYPE_CHECKING:
     from claude_agent_sdk import ClaudeAgentOptions
@@ -162,6 +163,9 @@ class Attempt:
         cannot succeed or the context is full."""
         rt, result = self.rt, self.result
         rt._note_session(message, result)
+        if type(message).__name__ == "AssistantMessage" and message.usage:  # priced now
+            rt.ledger.call(message.message_id or message.uuid or "",
+                           call_cost(message.usage, message.model))
         for ev in normalize(message):
             self.failure = absorb(ev, result, self.said) or self.failure
             if _answered(ev):

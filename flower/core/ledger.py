@@ -9,8 +9,9 @@ manifest formats alone::
      "runs": {"<run id>": {"spent_usd": 3.1, "elapsed_s": 1800.0, "stopped": "budget"}}}
 
 Each process owns the entry under its own run id (the manifest's ``run``) and rewrites only
-that one, under a cross-process lock, atomically, after every session result: a kill -9
-loses at most the session in flight. The task's spend and time are the sums over all
+that one, under a cross-process lock, atomically, after every API call (priced from its
+usage as it arrives, at the rate the CLI's own session totals show) and every session
+result: a kill -9 loses at most the call in flight. The task's spend and time are the sums over all
 entries; ``stopped`` says why that process stopped at a cap (``budget`` or ``time``).
 
 The caps are the last ones set: ``--budget`` on a wake replaces the cap for the *total*,
@@ -114,6 +115,10 @@ class Ledger:
         self._started: float | None = None  # monotonic
         self._paused_s = 0.0
         self._pause_from: float | None = None
+        self._pending_usd = 0.0  # calls priced as they came, not yet covered by a result
+        self._pending_raw = 0.0  # the same at list prices
+        self._calls: dict[str, float] = {}  # message id → its list price (split messages)
+        self._rate = 1.0  # the CLI's own totals over list prices, as last seen
         self._caps_set = False  # this object set the caps: they win over the file's
         self._mine_on_disk = False  # this run's entry has been written (a reset keeps it out)
         self._load()
@@ -145,7 +150,7 @@ class Ledger:
     @property
     def total_usd(self) -> float:
         """What the task has spent, this process included."""
-        return round(self._others_usd + self.spent_usd, 6)
+        return round(self._others_usd + self.spent_usd + self._pending_usd, 6)
 
     @property
     def elapsed_s(self) -> float:
@@ -246,10 +251,28 @@ class Ledger:
             self._paused_s += time.monotonic() - self._pause_from
             self._pause_from = None
 
+    def call(self, message_id: str, list_usd: float) -> None:
+        """One API call as it arrives (its list price, ``usage.call_cost``): counted and
+        written at once, so a kill -9 mid-session loses at most the call in flight. The
+        CLI splits one response over several messages sharing its id: counted once."""
+        before = self._calls.get(message_id, 0.0)
+        if list_usd <= before:
+            return
+        self._calls[message_id] = list_usd
+        self._pending_raw += list_usd - before
+        self._pending_usd = round(self._pending_raw * self._rate, 6)
+        self.write()
+
     def add(self, cost_usd: float) -> None:
-        """One session result's cost (each is counted once, as it arrives) — then written."""
+        """One session result's cost (each is counted once, as it arrives) — then written.
+        It replaces the calls priced since the last result, and its ratio to their list
+        prices becomes the rate the next calls are priced at."""
         if cost_usd > 0:
             self.spent_usd = round(self.spent_usd + float(cost_usd), 6)
+            if self._pending_raw > 0:
+                self._rate = float(cost_usd) / self._pending_raw
+        self._pending_usd = self._pending_raw = 0.0
+        self._calls.clear()
         self.write()
 
     def stop(self, which: str) -> None:
@@ -263,13 +286,16 @@ class Ledger:
         if not self._caps_set:
             self.budget_usd = self.max_hours = None
         self.spent_usd, self.stopped = 0.0, None
+        self._pending_usd = self._pending_raw = 0.0
+        self._calls.clear()
         self._others_usd = self._others_s = 0.0
         self._started = time.monotonic() if self._started is not None else None
         self._paused_s = 0.0
         self.write(keep_others=False)
 
     def entry(self) -> dict[str, Any]:
-        return {"spent_usd": self.spent_usd, "elapsed_s": round(self.mine_s(), 3),
+        return {"spent_usd": round(self.spent_usd + self._pending_usd, 6),
+                "elapsed_s": round(self.mine_s(), 3),
                 "stopped": self.stopped}
 
     def write(self, *, keep_others: bool = True) -> bool:
@@ -282,8 +308,8 @@ class Ledger:
                            timeout=LOCK_TIMEOUT):
                 doc = self._load() if keep_others else {"runs": {}}
                 runs = dict(doc["runs"]) if keep_others else {}
-                if self._started is not None or self.spent_usd or self.stopped or \
-                        self._mine_on_disk:
+                if self._started is not None or self.spent_usd or self._pending_usd or \
+                        self.stopped or self._mine_on_disk:
                     runs[self.run_id] = self.entry()
                     self._mine_on_disk = True
                 body = {"budget_usd": self.budget_usd, "max_hours": self.max_hours,

@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 from flower import texts
 from flower.core.caps import attempt_budget, continue_hint
 from flower.core.ledger import FILENAME, Ledger, fmt_duration, raised_cap, read
+from flower.usage import call_cost
 
 STOP = (texts.CAP_OPTIONS[-1],)
 caps = st.floats(min_value=0.01, max_value=1e6, allow_nan=False)
@@ -157,3 +158,43 @@ def test_a_one_shot_ledger_counts_in_memory_and_leaves_the_task_alone(tmp_path: 
     once.add(0.2)
     assert once.exceeded() is None and once.total_usd == 0.2
     assert set(read(tmp_path)["runs"]) == {"task"}
+
+
+# --- calls priced as they arrive (a kill -9 before the session's result loses nothing) -------
+
+CALLS = st.lists(st.tuples(st.sampled_from(["m1", "m2", "m3"]),
+                           st.floats(min_value=0, max_value=2, allow_nan=False)), max_size=20)
+
+
+@given(calls=CALLS)
+def test_a_response_split_over_messages_is_counted_once_at_its_largest(calls) -> None:
+    led = Ledger(None, "r")
+    for mid, usd in calls:
+        led.call(mid, usd)
+    best: dict[str, float] = {}
+    for mid, usd in calls:
+        best[mid] = max(best.get(mid, 0.0), usd)
+    assert led.total_usd == pytest.approx(sum(best.values()), abs=1e-5)
+    led.add(1.5)  # the session's result replaces what was priced before it
+    assert led.total_usd == pytest.approx(1.5)
+
+
+def test_the_clis_own_totals_set_the_rate_of_the_next_calls(tmp_path: Path) -> None:
+    led = Ledger(tmp_path, "r")
+    led.call("a", 0.10)
+    led.add(0.20)  # the CLI charged twice the list price
+    led.call("b", 0.10)
+    assert led.total_usd == pytest.approx(0.40)
+    on_disk = json.loads((tmp_path / "budget.json").read_text())["runs"]["r"]["spent_usd"]
+    assert on_disk == pytest.approx(0.40)  # written at once: a kill -9 now keeps it
+
+
+def test_call_cost_by_hand() -> None:
+    usage = {"input_tokens": 1_000_000, "output_tokens": 100_000,
+             "cache_creation_input_tokens": 200_000, "cache_read_input_tokens": 1_000_000,
+             "cache_creation": {"ephemeral_1h_input_tokens": 100_000}}
+    # sonnet: $3 in, $15 out; 100k at 1.25×, 100k at 2×, 1M read at 0.1×
+    want = (1_000_000 + 100_000 * 1.25 + 100_000 * 2 + 1_000_000 * 0.1) * 3 / 1e6 + 1.5
+    assert call_cost(usage, "claude-sonnet-4-5") == pytest.approx(want)
+    assert call_cost({"input_tokens": 1_000_000}, "claude-haiku-4-5") == pytest.approx(1.0)
+    assert call_cost(None, "x") == 0.0

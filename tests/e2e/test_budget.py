@@ -160,6 +160,47 @@ def test_kill_9_keeps_cap_and_spend_and_new_resets_them(
     assert spent(doc) < 0.01  # only the new task's clarify
 
 
+def test_a_kill_9_mid_session_keeps_what_it_spent_and_the_wake_stops_at_the_cap(
+        fake: FakeServer, workspace: Path, cli_env: dict[str, str]) -> None:
+    """$1 cap; killed with -9 while its seventh $0.10 work request is held — six were
+    billed, and no session result had arrived to book them. The wake (no --budget) stops
+    at the cap: the task's total stays within the cap plus one request, on the books and
+    as the fake billed it. (Before, the killed session's $0.60 was lost and the wake spent
+    another dollar.)"""
+    hold = threading.Event()
+    brain = Brain(rounds=50, hold=hold, hold_at=6)
+    fake.fallback(brain)
+    env = {**os.environ, "COLUMNS": "200"}
+    proc = subprocess.Popen([sys.executable, "-m", "flower", *UNATTENDED, "--budget", "1",
+                             ASK], cwd=workspace, env=env, stdin=subprocess.DEVNULL,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            start_new_session=True)
+    try:
+        deadline = time.monotonic() + WAIT
+        while len(brain.work) < 7:  # the seventh work request is being held by the fake
+            assert proc.poll() is None and time.monotonic() < deadline, proc.communicate()
+            time.sleep(0.05)
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait(WAIT)
+    finally:
+        hold.set()
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+        proc.communicate()
+    killed = spent(ledger(workspace))
+    # the six billed requests, on the books: each priced as it came, at the rate the CLI's
+    # own total for the clarification showed (a tiny, rounded figure: within 10 %)
+    assert killed == pytest.approx(0.60, rel=0.1)
+
+    brain.hold = None
+    again = flower(workspace, *UNATTENDED, stdin="\n")
+    assert again.returncode == 1, again.stdout + again.stderr  # stopped at the cap
+    total = spent(ledger(workspace))
+    billed = (len(brain.work) - 1) * ROUND  # every work request answered (the held one not)
+    assert 1.0 <= total <= 1.0 + ROUND + 0.01, total
+    assert billed <= 1.0 + ROUND + 0.01, billed
+
+
 # --- the judge and a handoff's writing round are sessions of the task too -------------------
 
 def worker_spec(**kw: Any) -> AgentSpec:
