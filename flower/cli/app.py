@@ -35,8 +35,8 @@ from flower import __version__
 from flower.cli.context import Globals, console, dirs
 from flower.texts import NOT_A_COMMAND, NOTIFY_FLAG_HELP, ONE_WORD, RUN_FLAG_HELP
 
-COMMANDS = ("go", "run", "once", "setup", "demo", "log", "analyze", "store", "worker",
-            "status", "update", "checkpoints", "rewind", "diff", "trust-env")
+COMMANDS = ("go", "run", "once", "setup", "doctor", "demo", "log", "analyze", "store",
+            "worker", "status", "update", "checkpoints", "rewind", "diff", "trust-env")
 # flag -> takes a value?
 GLOBAL_FLAGS = {"-w": True, "--workspace": True, "-r": True, "--run-dir": True,
                 "-v": False, "--verbose": False, "-W": False, "--workbench": False,
@@ -49,6 +49,11 @@ HELP = ("-h", "--help")
 HELP_WORD = "help"  # ``flower help [COMMAND]`` is ``flower [COMMAND] --help``
 #: words people reach for, and what they mean here
 ALIASES = {"version": ["--version"], "resume": ["go"], "list": ["log"]}
+#: words guessed for a command that is named otherwise here: refused, naming that command
+GUESSES = {"init": "setup", "config": "setup", "configure": "setup", "login": "setup",
+           "auth": "setup", "check": "doctor", "health": "doctor", "history": "log",
+           "runs": "log", "ls": "log", "show": "log", "report": "analyze", "continue": "resume",
+           "start": "go", "upgrade": "update"}
 #: a single ASCII word: what a mistyped command name looks like (a real ask rarely does)
 _WORD = re.compile(r"[A-Za-z][A-Za-z0-9_-]*")
 GROUP_ONLY = (*HELP, "-V", "--version")  # answered by the group itself
@@ -126,13 +131,16 @@ def _distance(a: str, b: str) -> int:
 def near_command(word: str) -> str | None:
     """The command ``word`` is most likely a typo of, or ``None`` when it reads as an ask.
 
-    Only a single ASCII word counts; it must be within one edit of a name of up to four
-    letters (``lgo``, ``dmeo``) and two of a longer one (``stup``, ``anaylze``), so ordinary
-    words (``fix``, ``test``, ``login``) and every sentence still go to the default job.
+    Only a single ASCII word counts: one of ``GUESSES`` (``init`` is ``setup``), or within
+    one edit of a name of up to four letters (``lgo``, ``dmeo``) and two of a longer one
+    (``stup``, ``anaylze``). Other words (``fix``, ``test``) are no typo: alone they are
+    refused with the list of commands, in a sentence they are the ask.
     """
     if not _WORD.fullmatch(word):
         return None
     low = word.lower()
+    if low in GUESSES:
+        return GUESSES[low]
     near = [((d, abs(len(name) - len(low))), name) for name in (*COMMANDS, HELP_WORD)
             if (d := _distance(low, name)) <= (1 if len(name) <= 4 else 2)]
     # on a tie the name of the same length wins: ``lgo`` is ``log`` swapped, not ``go``
@@ -386,6 +394,16 @@ def setup() -> None:
     from flower.cli.commands.setup import setup as run_setup
 
     sys.exit(run_setup())
+
+
+@main.command(context_settings=CONTEXT)
+@click.pass_obj
+def doctor(g: Globals) -> None:
+    """Check what a run here needs: the credential (with one tiny request), the bundled
+    claude CLI, the sandbox, git, docker, the session store, the disk — one line each."""
+    from flower.cli.commands.doctor import doctor as run_doctor
+
+    sys.exit(run_doctor(g))
 
 
 @main.command(context_settings=CONTEXT)
