@@ -55,6 +55,7 @@ class Attempt:
         self.full = False  # the watermark stopped the turn; the session hands off
         self.expect = ""  # the configured model, until the served one has been compared
         self.capped: list[str] = []  # "budget"/"time": a cap of the run stopped this turn
+        self.opened = ""  # the session whose ledger window this attempt opened
 
     def _report_hook(self, spec: AgentSpec) -> Any:
         """A checkpoint at each worker's report, for a role that dispatches workers."""
@@ -79,6 +80,7 @@ class Attempt:
             self.expect = configured_model(rt._config())
         prompt, options = await self._options(spec, prompt, resume=resume, fork=fork,
                                               resume_at=resume_at)
+        rt.ledger.begin_attempt()
         aborted = False
         client = ClaudeSDKClient(options)
         try:
@@ -163,9 +165,13 @@ class Attempt:
         cannot succeed or the context is full."""
         rt, result = self.rt, self.result
         rt._note_session(message, result)
+        sid = _session_of(message)
+        if sid and sid != self.opened:  # the window a kill leaves to reconcile (ledger.py)
+            self.opened = sid
+            rt.ledger.session(sid)
         if type(message).__name__ == "AssistantMessage" and message.usage:  # priced now
             rt.ledger.call(message.message_id or message.uuid or "",
-                           call_cost(message.usage, message.model))
+                           call_cost(message.usage, message.model), sid)
         for ev in normalize(message):
             self.failure = absorb(ev, result, self.said) or self.failure
             if _answered(ev):
@@ -234,6 +240,15 @@ def guarded(spec: AgentSpec, workbench: Workbench | None,
     walls = merge_hooks(role_hooks(spec, workbench=workbench,
                                    spill_threshold=spill_threshold), reports)
     return replace(spec, hooks=merge_hooks(spec.hooks, walls)) if walls else spec
+
+
+def _session_of(message: Any) -> str:
+    """The session id an SDK message carries (the init message's is in its ``data``)."""
+    sid = getattr(message, "session_id", None)
+    if not sid:
+        data = getattr(message, "data", None)
+        sid = data.get("session_id") if isinstance(data, dict) else None
+    return sid if isinstance(sid, str) else ""
 
 
 def absorb(ev: Event, result: StepResult, said: list[str]) -> str | None:

@@ -6,13 +6,24 @@ every wake, until ``--new`` — not for one process. The task is what the lineag
 manifest formats alone::
 
     {"budget_usd": 20.0, "max_hours": 8.0,
-     "runs": {"<run id>": {"spent_usd": 3.1, "elapsed_s": 1800.0, "stopped": "budget"}}}
+     "runs": {"<run id>": {"spent_usd": 3.1, "elapsed_s": 1800.0, "stopped": "budget",
+                           "rate": 0.8,
+                           "sessions": {"<session id>": {"from": 1767000000.5,
+                                                         "after": 1767000100.0,
+                                                         "ids": ["msg_…"]}}}}}
 
 Each process owns the entry under its own run id (the manifest's ``run``) and rewrites only
 that one, under a cross-process lock, atomically, after every API call (priced from its
 usage as it arrives, at the rate the CLI's own session totals show) and every session
 result: a kill -9 loses at most the call in flight. The task's spend and time are the sums over all
 entries; ``stopped`` says why that process stopped at a cap (``budget`` or ``time``).
+
+``sessions`` are the windows a kill can leave open: per session when this process first
+drove it (``from``), the time from which no session result has covered its calls (``after``:
+the attempt's start, or the last result) and the message ids booked since. A later process
+reads those sessions' transcripts and books the calls in a window that no entry has booked
+(``reconcile``, ``reconcile.py``) — before it first checks the caps. ``rate`` is that
+process's CLI totals over list prices.
 
 The caps are the last ones set: ``--budget`` on a wake replaces the cap for the *total*,
 a wake without it keeps what the file says. Like the lineage, the ledger is a bonus that
@@ -28,12 +39,13 @@ import logging
 import math
 import re
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 from flower.core.paths import atomic_write, file_lock, move_aside
 from flower.core.privacy import PRIVATE_FILE
+from flower.core.reconcile import ReadSession, booked, unbooked
 
 FILENAME = "budget.json"
 #: ``StepResult.error`` of a step stopped at a cap nobody raised.
@@ -73,8 +85,27 @@ def parse(raw: bytes) -> dict[str, Any]:
             runs[run_id] = {"spent_usd": _amount(entry.get("spent_usd")),
                             "elapsed_s": _amount(entry.get("elapsed_s")),
                             "stopped": stopped if stopped in CAP_ERRORS else None}
+            rate, sessions = _number(entry.get("rate")), _windows(entry.get("sessions"))
+            if rate is not None:
+                runs[run_id]["rate"] = rate
+            if sessions:
+                runs[run_id]["sessions"] = sessions
     return {"budget_usd": _number(data.get("budget_usd")),
             "max_hours": _number(data.get("max_hours")), "runs": runs}
+
+
+def _windows(raw: Any) -> dict[str, dict[str, Any]]:
+    """The open windows of an entry (``{sid: {"after": t, "ids": [...]}}``), checked."""
+    out: dict[str, dict[str, Any]] = {}
+    if isinstance(raw, dict):
+        for sid, w in raw.items():
+            after = _number(w.get("after")) if isinstance(w, dict) else None
+            if isinstance(sid, str) and sid and after is not None:
+                ids = w.get("ids") if isinstance(w.get("ids"), list) else []
+                start = _number(w.get("from"))
+                out[sid] = {"from": min(start or after, after), "after": after,
+                            "ids": [i for i in ids if isinstance(i, str)]}
+    return out
 
 
 def read(run_dir: str | Path) -> dict[str, Any] | None:
@@ -119,6 +150,8 @@ class Ledger:
         self._pending_raw = 0.0  # the same at list prices
         self._calls: dict[str, float] = {}  # message id → its list price (split messages)
         self._rate = 1.0  # the CLI's own totals over list prices, as last seen
+        self._open: dict[str, dict[str, Any]] = {}  # session → its window (see the top)
+        self._attempt_at: float | None = None  # wall time the attempt in flight began
         self._caps_set = False  # this object set the caps: they win over the file's
         self._mine_on_disk = False  # this run's entry has been written (a reset keeps it out)
         self._load()
@@ -251,13 +284,41 @@ class Ledger:
             self._paused_s += time.monotonic() - self._pause_from
             self._pause_from = None
 
-    def call(self, message_id: str, list_usd: float) -> None:
+    def begin_attempt(self) -> None:
+        """A new CLI session starts: what the previous attempt's calls were priced at
+        stays spent (no result will replace it), and the attempt's window opens now."""
+        if self._pending_usd:
+            self.spent_usd = round(self.spent_usd + self._pending_usd, 6)
+        self._pending_usd = self._pending_raw = 0.0
+        self._calls.clear()
+        self._attempt_at = time.time()
+
+    def session(self, session_id: str) -> None:
+        """The attempt's session is known: its window is on disk before its first call
+        can be paid for, so a kill from now on leaves the transcript to reconcile."""
+        if not session_id:
+            return
+        window = self._open.get(session_id)
+        at = self._attempt_at or time.time()
+        if window is None:
+            self._open[session_id] = {"from": at, "after": at, "ids": []}
+        elif window["after"] < at:  # once per attempt and session
+            window.update(after=at, ids=[])
+        else:
+            return
+        self.write()
+
+    def call(self, message_id: str, list_usd: float, session_id: str | None = None) -> None:
         """One API call as it arrives (its list price, ``usage.call_cost``): counted and
         written at once, so a kill -9 mid-session loses at most the call in flight. The
         CLI splits one response over several messages sharing its id: counted once."""
         before = self._calls.get(message_id, 0.0)
         if list_usd <= before:
             return
+        if message_id not in self._calls and session_id:
+            at = self._attempt_at or time.time()
+            self._open.setdefault(session_id, {"from": at, "after": at, "ids": []}
+                                  )["ids"].append(message_id)
         self._calls[message_id] = list_usd
         self._pending_raw += list_usd - before
         self._pending_usd = round(self._pending_raw * self._rate, 6)
@@ -273,7 +334,45 @@ class Ledger:
                 self._rate = float(cost_usd) / self._pending_raw
         self._pending_usd = self._pending_raw = 0.0
         self._calls.clear()
+        now = time.time()  # every call so far is in this result: the windows move on
+        for window in self._open.values():
+            window.update(after=now, ids=[])
         self.write()
+
+    def reconcile(self, read: ReadSession) -> float:
+        """Book what other processes of the task paid for and their entries miss — the
+        calls in their open windows found in the transcripts (``read``) — before this one
+        first checks the caps. Returns the dollars booked; twice books nothing twice."""
+        if self.path is None:
+            return 0.0
+        found = unbooked(self._load()["runs"], read, skip=self.run_id)  # outside the lock
+        if not found:
+            return 0.0
+        added = [0.0]
+
+        def book(runs: dict[str, dict[str, Any]]) -> None:
+            seen = booked(runs)
+            for run_id, by_session in found.items():
+                entry = runs.get(run_id)
+                if entry is None:
+                    continue
+                for sid, priced in by_session.items():
+                    window = entry.get("sessions", {}).get(sid)
+                    new = {i: usd for i, usd in priced.items() if i not in seen}
+                    if window is None or not new:
+                        continue
+                    usd = round(sum(new.values()) * float(entry.get("rate") or 1.0), 6)
+                    entry["spent_usd"] = round(entry["spent_usd"] + usd, 6)
+                    window["ids"].extend(new)
+                    seen.update(new)
+                    added[0] += usd
+
+        if self.write(edit=book):
+            self._load()
+        if added[0]:
+            log.info("flower: booked $%.4f a killed process spent (from its transcript)",
+                     added[0])
+        return round(added[0], 6)
 
     def stop(self, which: str) -> None:
         """Nobody raised the cap: this process stops, and the file says why."""
@@ -288,19 +387,28 @@ class Ledger:
         self.spent_usd, self.stopped = 0.0, None
         self._pending_usd = self._pending_raw = 0.0
         self._calls.clear()
+        self._open = {}
         self._others_usd = self._others_s = 0.0
         self._started = time.monotonic() if self._started is not None else None
         self._paused_s = 0.0
         self.write(keep_others=False)
 
     def entry(self) -> dict[str, Any]:
-        return {"spent_usd": round(self.spent_usd + self._pending_usd, 6),
-                "elapsed_s": round(self.mine_s(), 3),
-                "stopped": self.stopped}
+        out: dict[str, Any] = {"spent_usd": round(self.spent_usd + self._pending_usd, 6),
+                               "elapsed_s": round(self.mine_s(), 3),
+                               "stopped": self.stopped}
+        if self._rate != 1.0:
+            out["rate"] = round(self._rate, 6)
+        if self._open:
+            out["sessions"] = {sid: {"from": w["from"], "after": w["after"],
+                                     "ids": list(w["ids"])} for sid, w in self._open.items()}
+        return out
 
-    def write(self, *, keep_others: bool = True) -> bool:
+    def write(self, *, keep_others: bool = True,
+              edit: Callable[[dict[str, Any]], None] | None = None) -> bool:
         """Rewrite this run's entry (and the caps); other runs' entries are kept as they are
-        on disk. False (and one log line) when the disk refused."""
+        on disk (``edit`` may change them, under the same lock). False (and one log line)
+        when the disk refused."""
         if self.path is None:
             return True
         try:
@@ -308,8 +416,10 @@ class Ledger:
                            timeout=LOCK_TIMEOUT):
                 doc = self._load() if keep_others else {"runs": {}}
                 runs = dict(doc["runs"]) if keep_others else {}
+                if edit is not None:
+                    edit(runs)
                 if self._started is not None or self.spent_usd or self._pending_usd or \
-                        self.stopped or self._mine_on_disk:
+                        self.stopped or self._open or self._mine_on_disk:
                     runs[self.run_id] = self.entry()
                     self._mine_on_disk = True
                 body = {"budget_usd": self.budget_usd, "max_hours": self.max_hours,

@@ -205,6 +205,7 @@ class Runtime:
         self.checkpoints = checkpoints_for(self.run_dir, self.workspace, checkpoints)
         self.position: Position | None = None  # where Workflow.run_step is (for a rewind)
         self._active = hold_active(self.run_dir)  # `flower rewind` waits for us to end
+        self._reconciled = False  # the ledger has read the killed processes' transcripts
 
     def _make_workbench(self, workbench: Workbench | bool) -> Workbench | None:
         if workbench is False or workbench is None:
@@ -252,6 +253,17 @@ class Runtime:
     def context_of(self, session_id: str) -> int:
         """Context size of the last round of ``session_id``, from the store."""
         return self.store.last_context(self.project_key, session_id)
+
+    def _reconcile_spend(self) -> None:
+        """Book from the transcripts what killed processes of the task paid for and did
+        not book (core/reconcile.py); like the ledger, never a reason for a run to fail."""
+        since = getattr(self.store, "session_since", None)
+        if since is None:
+            return
+        try:
+            self.ledger.reconcile(since)
+        except Exception as exc:
+            log.warning("flower: could not reconcile the spend of earlier runs: %s", exc)
 
     def total_cost(self) -> float:
         return round(sum(r.cost_usd for r in self.results), 4)
@@ -324,6 +336,11 @@ class Runtime:
         first = _Next(prompt, resume, fork, resume_at) if resume else _Next(prompt, resume)
         self._handoff_ctl.begin_step()
         self.ledger.start()
+        if not self._reconciled:  # a killed process's calls count before any cap check
+            import anyio.to_thread
+
+            self._reconciled = True
+            await anyio.to_thread.run_sync(self._reconcile_spend)
         try:
             with signals_rescued(self.rescue):
                 await self._rounds(spec, prompt, first, result, emit)

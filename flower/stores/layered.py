@@ -191,6 +191,11 @@ class LayeredSessionStore(_LayerAttrs, SessionStore):
     def has_session(self, project_key: str, session_id: str) -> bool:
         return self.backend.has_session(project_key, session_id)
 
+    def session_since(self, session_id: str, after: float) -> list[dict[str, Any]]:
+        """The backend's (empty when it cannot tell)."""
+        since = getattr(self.backend, "session_since", None)
+        return since(session_id, after) if since is not None else []
+
     def last_context(self, project_key: str, session_id: str, *, scan: int = 60) -> int:
         return self.backend.last_context(project_key, session_id, scan=scan)
 

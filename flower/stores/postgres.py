@@ -520,6 +520,11 @@ class PostgresSessionStore(SessionStore):
             self.flush_backlog(skey)
         return self._tx(lambda c: PgReader(c, self.schema).has(skey))
 
+    def session_since(self, session_id: str, after: float) -> list[dict[str, Any]]:
+        """The session's assistant entries (main and subagents, any project key) written
+        since ``after`` (unix time): what a killed process paid for (core/reconcile.py)."""
+        return self._tx(lambda c: PgReader(c, self.schema).since(session_id, after))
+
     def last_context(self, project_key: str, session_id: str, *, scan: int = 60) -> int:
         """Context size (tokens) of the session's latest real API call, 0 if none found."""
         skey = store_key({"project_key": project_key, "session_id": session_id})

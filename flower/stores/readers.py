@@ -33,6 +33,8 @@ __all__ = ["DB_NAME", "DEFAULT_SCHEMA", "KeyFinder", "NoSessions", "PgReader", "
            "rounds_from", "schema_sql"]
 
 DB_NAME = "sessions.db"
+#: ``since`` reads on this far past its bound: entries are appended about in time order.
+SINCE_SLACK_S = 60.0
 DEFAULT_SCHEMA = "flower"  # PostgresSessionStore's schema unless it is given another
 SYNTHETIC_MODEL = "<synthetic>"  # the CLI's own messages (outage notes), not API calls
 _MAGIC = b"SQLite format 3\0"
@@ -136,6 +138,8 @@ class Reader(Protocol):
     def has(self, key: str) -> bool: ...
     def owners(self, sid: str) -> list[tuple[str, int]]: ...
     def owner_map(self) -> dict[str, list[str]]: ...
+    def since(self, sid: str, after: float, *, slack: float = ...
+              ) -> list[dict[str, Any]]: ...
     def candidates(self, pk: str, sid: str) -> list[str]: ...
     def entries(self, key: str) -> list[dict[str, Any]]: ...
     def rounds(self, key: str) -> list[Round]: ...
@@ -160,6 +164,29 @@ class _Shared:
     def has(self, key: str) -> bool:
         """Is transcript ``key`` stored? One meta lookup, no payload read."""
         return self.mtime(key) is not None
+
+    def _newest_replies(self, key: str) -> Iterable[Any]:  # pragma: no cover
+        raise NotImplementedError
+
+    def since(self, sid: str, after: float, *, slack: float = SINCE_SLACK_S
+              ) -> list[dict[str, Any]]:
+        """The assistant entries of session ``sid`` — its main transcripts under any
+        project key and their subagent transcripts — written at ``after`` or later (unix
+        time): each transcript is read newest first and only until entries older than
+        ``after - slack``, so a wake reads what the killed attempt wrote, not ten hours."""
+        out: list[dict[str, Any]] = []
+        for main, _ in self.owners(sid):
+            for key in (main, *self.subagents(main)):
+                for payload in self._newest_replies(key):
+                    entries = _decoded((payload,), self._row_decoder())
+                    at = parse_timestamp(entries[0].get("timestamp")) if entries else None
+                    if at is not None and at < after - slack:
+                        break
+                    out.extend(entries)
+        return out
+
+    def _row_decoder(self) -> Callable[[Any], Any]:
+        return getattr(self, "_decode", _decode)
 
     def candidates(self, pk: str, sid: str) -> list[str]:
         """Main-transcript keys that may hold session ``sid``: this project key's first,
@@ -244,6 +271,11 @@ class SqliteReader(_Shared):
         """Every entry of ``key`` in append order; a row that is no JSON object is skipped."""
         return _decoded((p for (p,) in self.con.execute(
             "SELECT payload FROM entries WHERE store_key = ? ORDER BY seq", (key,))), _decode)
+
+    def _newest_replies(self, key: str) -> Iterable[Any]:
+        return (p for (p,) in self.con.execute(
+            "SELECT payload FROM entries WHERE store_key = ? "
+            "AND instr(payload, '\"assistant\"') > 0 ORDER BY seq DESC", (key,)))
 
     def rounds(self, key: str) -> list[Round]:
         """The main-thread API calls of ``key`` (:func:`rounds_from`)."""
@@ -397,6 +429,11 @@ class PgReader(_Shared):
         return _decoded((p for (p,) in self._rows(
             "SELECT payload FROM {s}.entries WHERE store_key = %s ORDER BY seq", (key,))),
             self._decode)
+
+    def _newest_replies(self, key: str) -> Iterable[Any]:
+        return (p for (p,) in self._rows(
+            "SELECT payload FROM {s}.entries WHERE store_key = %s "
+            "AND strpos(payload, '\"assistant\"') > 0 ORDER BY seq DESC", (key,)))
 
     def rounds(self, key: str) -> list[Round]:
         """The main-thread API calls of ``key`` (:func:`rounds_from`)."""

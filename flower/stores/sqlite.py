@@ -488,6 +488,11 @@ class SqliteSessionStore(SessionStore):
         skey = store_key({"project_key": project_key, "session_id": session_id})
         return self._locked(lambda c: SqliteReader(c).has(skey))
 
+    def session_since(self, session_id: str, after: float) -> list[dict[str, Any]]:
+        """The session's assistant entries (main and subagents, any project key) written
+        since ``after`` (unix time): what a killed process paid for (core/reconcile.py)."""
+        return self._locked(lambda c: SqliteReader(c).since(session_id, after))
+
     def last_context(self, project_key: str, session_id: str, *, scan: int = 60) -> int:
         """Context size (tokens) of the session's latest real API call, 0 if none found.
 

@@ -201,6 +201,65 @@ def test_a_kill_9_mid_session_keeps_what_it_spent_and_the_wake_stops_at_the_cap(
     assert billed <= 1.0 + ROUND + 0.01, billed
 
 
+def test_calls_the_killed_process_could_not_book_are_booked_from_its_transcript(
+        fake: FakeServer, workspace: Path, cli_env: dict[str, str]) -> None:
+    """$1 cap. After the second work request the ledger cannot be written any more (its
+    lock file turned into a folder: a disk that refuses writes — logged, the run goes on),
+    and the process is killed with -9 while its seventh request is held: on disk only
+    the first work request or two are booked. The wake (no --budget) reads the killed
+    session's transcript before it checks the cap, books the rest, and stops at the cap:
+    what the fake billed stays within the cap plus one request. A second wake books
+    nothing twice."""
+    hold = threading.Event()
+    brain = Brain(rounds=50, hold=hold, hold_at=6)
+    fake.fallback(brain)
+    env = {**os.environ, "COLUMNS": "200"}
+    lock = workspace / "runs" / (LEDGER + ".lock")
+    proc = subprocess.Popen([sys.executable, "-m", "flower", *UNATTENDED, "--budget", "1",
+                             ASK], cwd=workspace, env=env, stdin=subprocess.DEVNULL,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            start_new_session=True)
+    try:
+        deadline = time.monotonic() + WAIT
+        while len(brain.work) < 2:
+            assert proc.poll() is None and time.monotonic() < deadline, proc.communicate()
+            time.sleep(0.01)
+        lock.unlink()
+        lock.mkdir()  # every write of the ledger fails from here on
+        while len(brain.work) < 7:  # the seventh work request is being held by the fake
+            assert proc.poll() is None and time.monotonic() < deadline, proc.communicate()
+            time.sleep(0.05)
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait(WAIT)
+    finally:
+        hold.set()
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+        proc.communicate()
+    lock.rmdir()
+    killed = ledger(workspace)
+    assert spent(killed) <= 0.25  # six requests billed, at most two of them booked
+    [entry] = [e for e in killed["runs"].values() if e.get("sessions")]
+    assert len(entry["sessions"]) == 2  # clarify's (closed by its result) and the work's
+
+    brain.hold = None
+    again = flower(workspace, *UNATTENDED, stdin="\n")
+    assert again.returncode == 1, again.stdout + again.stderr  # stopped at the cap
+    doc = ledger(workspace)
+    billed = (len(brain.work) - 1) * ROUND  # every work request answered (the held one not)
+    assert billed <= 1.0 + ROUND + 0.01, billed
+    assert 1.0 <= spent(doc) <= 1.0 + ROUND + 0.01, spent(doc)
+    booked = next(e for run, e in doc["runs"].items() if run in killed["runs"]
+                  and e.get("sessions"))
+    assert booked["spent_usd"] == pytest.approx(0.60, rel=0.1)  # the killed run's six
+
+    before = len(fake.message_requests())
+    third = flower(workspace, *UNATTENDED, stdin="\n")  # at the cap: nothing runs …
+    assert third.returncode == 1, third.stdout + third.stderr
+    assert len(fake.message_requests()) == before
+    assert spent(ledger(workspace)) == pytest.approx(spent(doc))  # … and nothing is re-booked
+
+
 # --- the judge and a handoff's writing round are sessions of the task too -------------------
 
 def worker_spec(**kw: Any) -> AgentSpec:
