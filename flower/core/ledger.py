@@ -90,8 +90,10 @@ def parse(raw: bytes) -> dict[str, Any]:
                 runs[run_id]["rate"] = rate
             if sessions:
                 runs[run_id]["sessions"] = sessions
+    source = data.get("caps_from")
     return {"budget_usd": _number(data.get("budget_usd")),
-            "max_hours": _number(data.get("max_hours")), "runs": runs}
+            "max_hours": _number(data.get("max_hours")), "runs": runs,
+            "caps_from": source if isinstance(source, str) and source else None}
 
 
 def _windows(raw: Any) -> dict[str, dict[str, Any]]:
@@ -153,6 +155,7 @@ class Ledger:
         self._open: dict[str, dict[str, Any]] = {}  # session → its window (see the top)
         self._attempt_at: float | None = None  # wall time the attempt in flight began
         self._caps_set = False  # this object set the caps: they win over the file's
+        self.caps_from: str | None = None  # the Temporal submission that set the caps
         self._mine_on_disk = False  # this run's entry has been written (a reset keeps it out)
         self._load()
         self.set_caps(budget=budget, max_hours=max_hours)
@@ -176,6 +179,7 @@ class Ledger:
             doc = empty
         if not self._caps_set:
             self.budget_usd, self.max_hours = doc["budget_usd"], doc["max_hours"]
+            self.caps_from = doc.get("caps_from")
         others = {k: v for k, v in doc["runs"].items() if k != self.run_id}
         self._others_usd, self._others_s = totals({"runs": others})
         return doc
@@ -231,24 +235,22 @@ class Ledger:
 
     # -- changing -----------------------------------------------------------------------------
 
-    def rename(self, run_id: str) -> None:
-        """Count under ``run_id`` from now on (a Temporal step books its rows under the
-        run's own id, set after the Runtime was made)."""
-        self.run_id = run_id
-        self._load()
+    def submitted_caps(self, submission: str, *, budget: float | None = None,
+                       max_hours: float | None = None) -> None:
+        """A Temporal submission's caps, each of its steps a process of the task: the first
+        step to run sets them for the task's total (as ``--budget`` on a wake does), the
+        later ones keep what the ledger says (an answer may have raised it since); without
+        caps of its own a submission keeps the task's."""
+        if self.caps_from != submission:
+            self.set_caps(budget=budget, max_hours=max_hours, source=submission)
 
-    def set_default_caps(self, *, budget: float | None = None,
-                         max_hours: float | None = None) -> None:
-        """The submitted caps, unless the task's ledger has its own already (a cap raised by
-        an answer during an earlier step of the same run must not be lowered again)."""
-        self.set_caps(budget=budget if self.budget_usd is None else None,
-                      max_hours=max_hours if self.max_hours is None else None)
-
-    def set_caps(self, *, budget: float | None = None, max_hours: float | None = None) -> None:
+    def set_caps(self, *, budget: float | None = None, max_hours: float | None = None,
+                 source: str | None = None) -> None:
         """New caps for the task's total; ``None`` keeps the cap already recorded."""
         budget, max_hours = _number(budget), _number(max_hours)
         if budget is None and max_hours is None:
             return
+        self.caps_from = source
         if budget is not None:
             self.budget_usd = budget
         if max_hours is not None:
@@ -384,6 +386,7 @@ class Ledger:
         dropped; the caps given to this process stay, a recorded cap goes."""
         if not self._caps_set:
             self.budget_usd = self.max_hours = None
+            self.caps_from = None
         self.spent_usd, self.stopped = 0.0, None
         self._pending_usd = self._pending_raw = 0.0
         self._calls.clear()
@@ -422,8 +425,10 @@ class Ledger:
                         self.stopped or self._open or self._mine_on_disk:
                     runs[self.run_id] = self.entry()
                     self._mine_on_disk = True
-                body = {"budget_usd": self.budget_usd, "max_hours": self.max_hours,
-                        "runs": runs}
+                body: dict[str, Any] = {"budget_usd": self.budget_usd,
+                                        "max_hours": self.max_hours, "runs": runs}
+                if self.caps_from:
+                    body["caps_from"] = self.caps_from
                 atomic_write(self.path, json.dumps(body, ensure_ascii=False, indent=2),
                              mode=PRIVATE_FILE)
         except OSError as exc:  # the ledger must never break the run it counts

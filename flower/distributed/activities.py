@@ -238,10 +238,14 @@ async def step(req: dict[str, Any]) -> dict[str, Any]:
     # a store that is down, or no credential on this worker: retried (maybe elsewhere)
     rt = await asyncio.to_thread(_make_runtime, req, wf, run_id, beat.carried)
     ctx["_runtime"], ctx["_on_event"] = rt, bridge.emit
-    # the run's caps: one ledger in the run's folder, one entry per activity attempt (a
-    # retried step must not overwrite what the dead attempt spent)
-    rt.ledger.rename(f"{run_id}.{info.attempt}")
-    rt.ledger.set_default_caps(budget=req.get("budget"), max_hours=req.get("max_hours"))
+    # the task's caps: one ledger in the submitting run dir, shared by every submission
+    # there, one entry per activity attempt (a retried step must not overwrite what the
+    # dead attempt spent); the first step of a submission sets its caps, later ones keep them
+    from flower.core.ledger import Ledger
+
+    rt.ledger = Ledger(req.get("task_dir") or req["run_dir"], f"{run_id}.{info.attempt}")
+    rt.ledger.submitted_caps(info.workflow_id, budget=req.get("budget"),
+                             max_hours=req.get("max_hours"))
     rt.channel = wf.channel  # the cap question goes where the step's questions go
     tasks = [asyncio.create_task(_heartbeat(beat, float(req.get("heartbeat_s") or 30.0))),
              asyncio.create_task(bridge.pump())]

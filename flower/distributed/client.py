@@ -47,11 +47,13 @@ def request(target: str, *, workspace: Path, run_dir: Path, run_id: str,
             max_hours: float | None = None) -> dict[str, Any]:
     """The run's input (JSON): what every activity needs to rebuild the run on a worker.
     ``run_dir`` is this run's own folder: ``<run_dir>/temporal/<run id>``; ``budget`` and
-    ``max_hours`` cap the run (its ledger lives in that folder, core/ledger.py)."""
+    ``max_hours`` cap the task: its ledger is ``<run_dir>/budget.json`` (``task_dir``,
+    core/ledger.py), shared by every submission from that run dir, as a wake shares it."""
     cwd = (cwd or Path.cwd()).resolve()
     return {"target": absolute_target(target, cwd), "kwargs": kwargs or {}, "cwd": str(cwd),
             "workspace": str(Path(workspace).resolve()),
             "run_dir": str(Path(run_dir).resolve() / RUNS_SUBDIR / run_id),
+            "task_dir": str(Path(run_dir).resolve()),
             "trim": trim, "handoff": handoff, "window": window,
             "heartbeat_s": heartbeat_s, "max_attempts": max_attempts,
             "budget": budget, "max_hours": max_hours}

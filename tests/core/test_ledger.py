@@ -198,3 +198,24 @@ def test_call_cost_by_hand() -> None:
     assert call_cost(usage, "claude-sonnet-4-5") == pytest.approx(want)
     assert call_cost({"input_tokens": 1_000_000}, "claude-haiku-4-5") == pytest.approx(1.0)
     assert call_cost(None, "x") == 0.0
+
+
+def test_a_temporal_submission_sets_the_caps_once_and_later_ones_keep_or_replace_them(
+        tmp_path: Path) -> None:
+    """Each step of a submission is its own process of the task: the first sets the
+    submitted cap, the later ones keep an answer's raise; another submission without a
+    cap keeps the task's, one with a cap replaces it."""
+    step1 = Ledger(tmp_path, "wf-a#1.1")
+    step1.submitted_caps("wf-a", budget=1.0)
+    step1.add(0.8)
+    step1.raise_cap("budget", 2.0)  # answered in step 1
+    step2 = Ledger(tmp_path, "wf-a#2.1")
+    step2.submitted_caps("wf-a", budget=1.0)
+    assert step2.budget_usd == 2.0 and step2.total_usd == pytest.approx(0.8)
+    other = Ledger(tmp_path, "wf-b#1.1")
+    other.submitted_caps("wf-b")
+    assert other.budget_usd == 2.0 and other.total_usd == pytest.approx(0.8)
+    third = Ledger(tmp_path, "wf-c#1.1")
+    third.submitted_caps("wf-c", budget=0.5)
+    assert third.budget_usd == 0.5 and third.exceeded() == "budget"
+    assert read(tmp_path)["caps_from"] == "wf-c"

@@ -1,5 +1,6 @@
 """The spending cap on Temporal: the run's caps travel with it to the worker, a step stops
-at the cap when nobody is there to raise it, and ``flower status`` shows cost against cap."""
+at the cap when nobody is there to raise it, ``flower status`` shows cost against cap, and
+submissions from the same run dir share the task's cap and spend (``<run_dir>/budget.json``)."""
 
 from __future__ import annotations
 
@@ -7,6 +8,8 @@ import json
 import subprocess
 import sys
 from pathlib import Path
+
+import pytest
 
 from flower.core.ledger import FILENAME as LEDGER
 from flower.distributed.client import new_run_id, request, submit
@@ -32,7 +35,7 @@ async def test_a_temporal_run_with_nobody_attached_stops_at_the_cap(
     (row,) = manifest(req)
     assert row["error"] == "budget" and 0.25 <= row["cost_usd"] <= 0.25 + 0.10 + 1e-6
     assert len(fake.message_requests()) == 3  # $0.30 ≥ $0.25 after the third request
-    ledger = json.loads((Path(req["run_dir"]) / LEDGER).read_text(encoding="utf-8"))
+    ledger = json.loads((run_dir / LEDGER).read_text(encoding="utf-8"))  # the task's
     assert ledger["budget_usd"] == 0.25
     [entry] = ledger["runs"].values()  # one step, one activity attempt
     assert entry["stopped"] == "budget"
@@ -46,3 +49,39 @@ async def test_a_temporal_run_with_nobody_attached_stops_at_the_cap(
                             temporal.address], capture_output=True, text=True, timeout=60,
                            env={**_env(), "COLUMNS": "200"})
     assert "/ $0.25" in table.stdout
+
+
+async def test_submissions_from_one_run_dir_share_the_cap_and_the_spend(
+        fake: FakeServer, workspace: Path, run_dir: Path, workers, client, queue: str) -> None:
+    """A first submission stops at its $0.25 cap ($0.30 spent). A second one without a cap
+    keeps the task's and sees the first's spend: it stops before any request. A third with
+    --budget 0.5 sets the cap for the total: two more $0.10 requests, then it stops."""
+    fake.script(*[reply(f"r{i}", tool_use("Bash", {"command": "echo"}), usage=DIME)
+                  for i in range(20)])
+    workers(1)
+
+    async def submit_one(budget: float | None) -> dict:
+        run_id = new_run_id()
+        req = request(f"{flows(workspace)}:one", workspace=workspace, run_dir=run_dir,
+                      run_id=run_id, heartbeat_s=10.0, budget=budget)
+        return await (await submit(client, req, queue=queue, run_id=run_id)).result()
+
+    def task() -> dict:
+        return json.loads((run_dir / LEDGER).read_text(encoding="utf-8"))
+
+    def spent() -> float:
+        return sum(e["spent_usd"] for e in task()["runs"].values())
+
+    first = await submit_one(0.25)
+    assert first["why"] == "budget" and len(fake.message_requests()) == 3
+
+    second = await submit_one(None)  # no cap of its own: the task's $0.25 holds
+    assert len(fake.message_requests()) == 3  # not one request more
+    assert second["state"] == "failed" and second["why"] == "budget", second
+    assert task()["budget_usd"] == 0.25 and spent() == pytest.approx(0.30)
+
+    third = await submit_one(0.5)  # a new cap for the total, as --budget on a wake
+    assert third["why"] == "budget" and len(fake.message_requests()) == 5
+    assert task()["budget_usd"] == 0.5
+    assert 0.5 <= spent() <= 0.5 + 0.10 + 1e-6
+    assert len(task()["runs"]) == 3  # one entry per submission's step attempt

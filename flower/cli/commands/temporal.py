@@ -176,6 +176,10 @@ def go(g: Globals, ask: str | None, *, address: str, queue: str, heartbeat: floa
         starter_flow(**kwargs, new=new)
     except BadInput as exc:
         return fail(out, str(exc))
+    if new:  # a new task: the ledger the submissions from this run dir share starts over
+        from flower.core.ledger import Ledger
+
+        Ledger(run_dir, "new").reset()
     return submit(g, "flower.workflow.starter:starter_flow", address=address, queue=queue,
                   heartbeat=heartbeat, kwargs=kwargs, trim=not no_trim,
                   handoff=not no_handoff, window=window, budget=budget, max_hours=max_hours)
