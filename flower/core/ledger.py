@@ -157,7 +157,9 @@ class Ledger:
         self._caps_set = False  # this object set the caps: they win over the file's
         self.caps_from: str | None = None  # the Temporal submission that set the caps
         self._mine_on_disk = False  # this run's entry has been written (a reset keeps it out)
-        self._load()
+        # the task's latest rate: a wake's first calls are priced as the last process's were
+        rates = [e["rate"] for e in self._load()["runs"].values() if "rate" in e]
+        self._rate = rates[-1] if rates else 1.0
         self.set_caps(budget=budget, max_hours=max_hours)
 
     # -- reading ----------------------------------------------------------------------------

@@ -219,3 +219,15 @@ def test_a_temporal_submission_sets_the_caps_once_and_later_ones_keep_or_replace
     third.submitted_caps("wf-c", budget=0.5)
     assert third.budget_usd == 0.5 and third.exceeded() == "budget"
     assert read(tmp_path)["caps_from"] == "wf-c"
+
+
+def test_a_wake_prices_its_first_calls_at_the_rate_the_task_last_saw(tmp_path: Path) -> None:
+    """The CLI bills its default model below the list price the table starts from: a wake
+    killed before its first result would book every call too high without the rate."""
+    first = Ledger(tmp_path, "first")
+    first.call("a", 0.10)
+    first.add(0.08)  # the CLI's own total: 0.8 × list
+    wake = Ledger(tmp_path, "wake")
+    wake.call("b", 0.10)
+    assert wake.total_usd == pytest.approx(0.08 + 0.08)
+    assert Ledger(None, "once")._rate == 1.0

@@ -180,6 +180,7 @@ def test_a_kill_9_mid_session_keeps_what_it_spent_and_the_wake_stops_at_the_cap(
         while len(brain.work) < 7:  # the seventh work request is being held by the fake
             assert proc.poll() is None and time.monotonic() < deadline, proc.communicate()
             time.sleep(0.05)
+        live = json.loads(flower(workspace, "log", "--json").stdout)  # while it runs
         os.killpg(proc.pid, signal.SIGKILL)
         proc.wait(WAIT)
     finally:
@@ -187,6 +188,8 @@ def test_a_kill_9_mid_session_keeps_what_it_spent_and_the_wake_stops_at_the_cap(
         if proc.poll() is None:
             os.killpg(proc.pid, signal.SIGKILL)
         proc.communicate()
+    # a live flower log already shows the six requests no session result has covered yet
+    assert live["caps"]["spent_usd"] == pytest.approx(0.60, rel=0.1)
     killed = spent(ledger(workspace))
     # the six billed requests, on the books: each priced as it came, at the rate the CLI's
     # own total for the clarification showed (a tiny, rounded figure: within 10 %)
