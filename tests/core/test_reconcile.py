@@ -156,3 +156,53 @@ def test_reconciling_books_each_unbooked_call_once(history, repeat: bool) -> Non
             on_disk + want, abs=1e-5)
         assert wake.total_usd == pytest.approx(every, abs=1e-5)
         assert not unbooked(read(d)["runs"], reader(transcript), skip="x")
+
+
+# processes one after another on one session: attempts that end with a result, and a kill
+# that may come anywhere — a fresh process books every call exactly once
+plans = st.lists(st.lists(st.tuples(st.integers(min_value=1, max_value=4),  # calls
+                                    st.booleans()),  # the attempt ends with its result
+                          min_size=1, max_size=3),
+                 min_size=1, max_size=4)
+
+
+@settings(max_examples=60, deadline=None)
+@given(plan=plans, lost=st.integers(min_value=0, max_value=4))
+def test_processes_in_turn_each_call_booked_once_whatever_was_killed(plan, lost: int) -> None:
+    from types import SimpleNamespace
+    from unittest import mock
+
+    import flower.core.ledger as ledger_mod
+
+    now = [time.time() - 10_000]
+
+    def clock() -> float:
+        now[0] += 1.0
+        return now[0]
+
+    transcript: list[dict[str, Any]] = []
+    every = 0.0
+    n = 0
+    with tempfile.TemporaryDirectory() as d, mock.patch.object(
+            ledger_mod, "time", SimpleNamespace(time=clock, monotonic=time.monotonic)):
+        for p, attempts in enumerate(plan):
+            proc = Ledger(d, f"p{p}")
+            proc.start()
+            for a, (k, finished) in enumerate(attempts):
+                proc.begin_attempt()
+                proc.session("S")
+                killed_here = p == len(plan) - 1 and a == len(attempts) - 1
+                for j in range(k):
+                    n += 1
+                    cost = usd(1000 * n)
+                    transcript += reply(f"m{n}", clock(), 1000 * n)
+                    every += cost
+                    # the last process is killed: its last `lost` calls never got booked
+                    if not (killed_here and j >= k - lost):
+                        proc.call(f"m{n}", cost, "S")
+                if finished and not killed_here:
+                    proc.add(sum(usd(1000 * i) for i in range(n - k + 1, n + 1)))
+        wake = Ledger(d, "wake")
+        wake.reconcile(reader({"S": transcript}))
+        assert wake.total_usd == pytest.approx(every, abs=1e-5)
+        assert Ledger(d, "again").reconcile(reader({"S": transcript})) == 0.0
