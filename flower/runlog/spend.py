@@ -14,8 +14,10 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from flower.core import ledger as _ledger
+from flower.core.reconcile import unbooked
 from flower.runlog.analysis import Transcript, load_details
 from flower.runlog.model import owns, rows_by_session
+from flower.stores.readers import open_reader
 
 if TYPE_CHECKING:
     from flower.runlog.model import Row, RunLog
@@ -50,9 +52,29 @@ def caps(log: RunLog) -> dict[str, Any] | None:
     if doc is None:
         return None
     spent, elapsed = _ledger.totals(doc)
+    spent = round(spent + unbooked_usd(log, doc), 6)
     stopped = {run: e["stopped"] for run, e in doc["runs"].items() if e.get("stopped")}
     return {"budget_usd": doc["budget_usd"], "max_hours": doc["max_hours"],
             "spent_usd": spent, "elapsed_s": elapsed, "stopped": stopped}
+
+
+def unbooked_usd(log: RunLog, doc: dict[str, Any]) -> float:
+    """What a killed process paid for that its ledger entry misses, as the next wake will
+    book it from the transcripts (core/reconcile.py) — counted here without writing, so
+    ``flower log`` right after a kill -9 shows what was spent. 0 when the store is shut."""
+    if not any(e.get("sessions") for e in doc["runs"].values()):
+        return 0.0
+    reader = open_reader(log.run_dir, schema=log.schema)[1]
+    if reader is None:
+        return 0.0
+    try:
+        found = unbooked(doc["runs"], reader.since)
+    except reader.errors:
+        return 0.0
+    finally:
+        reader.close()
+    return sum(sum(sum(p.values()) for p in by_sid.values())
+               * float(doc["runs"][run].get("rate") or 1.0) for run, by_sid in found.items())
 
 
 def dispatches(log: RunLog) -> dict[int, list[Dispatch]]:

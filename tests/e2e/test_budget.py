@@ -244,6 +244,9 @@ def test_calls_the_killed_process_could_not_book_are_booked_from_its_transcript(
     assert spent(killed) <= 0.25  # six requests billed, at most two of them booked
     [entry] = [e for e in killed["runs"].values() if e.get("sessions")]
     assert len(entry["sessions"]) == 2  # clarify's (closed by its result) and the work's
+    # flower log reads the transcript as the wake will (writing nothing): the six are there
+    shown = json.loads(flower(workspace, "log", "--json").stdout)["caps"]["spent_usd"]
+    assert shown == pytest.approx(0.60, rel=0.1) and ledger(workspace) == killed
 
     brain.hold = None
     again = flower(workspace, *UNATTENDED, stdin="\n")
