@@ -85,3 +85,20 @@ async def test_submissions_from_one_run_dir_share_the_cap_and_the_spend(
     assert task()["budget_usd"] == 0.5
     assert 0.5 <= spent() <= 0.5 + 0.10 + 1e-6
     assert len(task()["runs"]) == 3  # one entry per submission's step attempt
+
+
+def test_new_on_temporal_starts_the_task_ledger_over(
+        workspace: Path, cli_env: dict[str, str]) -> None:
+    """``--new`` with ``--temporal`` is a new task: the ledger the submissions share starts
+    from zero (the server here is unreachable: the submission itself fails in one line)."""
+    runs = workspace / "runs"
+    runs.mkdir()
+    (runs / LEDGER).write_text(json.dumps({"budget_usd": 1.0, "runs": {
+        "flower-x#1.1": {"spent_usd": 0.9, "elapsed_s": 1.0, "stopped": "budget"}}}))
+    out = subprocess.run([sys.executable, "-m", "flower", "--temporal", "127.0.0.1:1",
+                          "--new", "--timeout", "0", "--no-goal", "做个小工具"],
+                         cwd=workspace, capture_output=True, text=True, timeout=60,
+                         env=_env())
+    assert out.returncode != 0 and out.stdout.strip(), out.stdout + out.stderr
+    doc = json.loads((runs / LEDGER).read_text(encoding="utf-8"))
+    assert doc["runs"] == {} and doc["budget_usd"] is None
